@@ -1,0 +1,3 @@
+"""gpucluster: one YAML file to a Slurm GPU training cluster on AWS."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,112 @@
+"""Offline facts about the GPU instance types a cluster may use.
+
+The data file is DescribeInstanceTypes output for each supported type, slimmed
+and annotated by scripts/build_catalog.py; nothing here calls AWS.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+InterfaceType = Literal["interface", "efa", "efa-only"]
+
+
+class NetworkCard(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    max_interfaces: int
+    interface_types: tuple[InterfaceType, ...]
+    peak_gbps: float
+
+    @property
+    def supports_efa(self) -> bool:
+        return "efa" in self.interface_types or "efa-only" in self.interface_types
+
+
+class InstanceType(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    vcpus: int
+    memory_mib: int
+    gpu_count: int
+    gpu_model: str
+    gpu_memory_mib: int
+    nvme_disks: int
+    nvme_total_gb: int
+    max_efa_interfaces: int
+    network_cards: tuple[NetworkCard, ...]
+    capacity_block_supported: bool
+
+    @property
+    def family(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @property
+    def efa_supported(self) -> bool:
+        return self.max_efa_interfaces > 0
+
+    @property
+    def slurm_gpu_type(self) -> str:
+        """GRES type name: lower-case GPU model, e.g. ``h100``."""
+        return self.gpu_model.lower()
+
+
+def _parse(entry: dict) -> InstanceType:
+    gpus = entry["GpuInfo"]["Gpus"][0]
+    storage = entry.get("InstanceStorageInfo", {})
+    network = entry["NetworkInfo"]
+    return InstanceType(
+        name=entry["InstanceType"],
+        vcpus=entry["VCpuInfo"]["DefaultVCpus"],
+        memory_mib=entry["MemoryInfo"]["SizeInMiB"],
+        gpu_count=sum(g["Count"] for g in entry["GpuInfo"]["Gpus"]),
+        gpu_model=gpus["Name"],
+        gpu_memory_mib=gpus["MemoryInfo"]["SizeInMiB"],
+        nvme_disks=sum(d["Count"] for d in storage.get("Disks", [])),
+        nvme_total_gb=storage.get("TotalSizeInGB", 0),
+        max_efa_interfaces=network.get("EfaInfo", {}).get("MaximumEfaInterfaces", 0),
+        network_cards=tuple(
+            NetworkCard(
+                index=card["NetworkCardIndex"],
+                max_interfaces=card["MaximumNetworkInterfaces"],
+                interface_types=tuple(card["InterfaceTypes"]),
+                peak_gbps=card.get("PeakBandwidthInGbps", 0.0),
+            )
+            for card in sorted(network["NetworkCards"], key=lambda c: c["NetworkCardIndex"])
+        ),
+        capacity_block_supported=entry["CapacityBlockSupported"],
+    )
+
+
+class Catalog:
+    """Lookup of instance types by name."""
+
+    def __init__(self, types: dict[str, InstanceType]) -> None:
+        self._types = types
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._types
+
+    def get(self, name: str) -> InstanceType:
+        try:
+            return self._types[name]
+        except KeyError:
+            raise KeyError(f"{name} is not in the instance catalog") from None
+
+    def names(self) -> list[str]:
+        return list(self._types)
+
+
+@cache
+def load_catalog() -> Catalog:
+    raw = json.loads(
+        resources.files("gpucluster").joinpath("data/instance_catalog.json").read_text()
+    )
+    return Catalog({entry["InstanceType"]: _parse(entry) for entry in raw})

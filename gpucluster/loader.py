@@ -1,0 +1,90 @@
+"""Read a YAML file into a `ClusterConfig`, turning every failure into `ConfigError`.
+
+Users see one line per problem: the field path, what is wrong, how to fix it.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from gpucluster.config import ClusterConfig
+
+DEFAULT_CONFIG_NAME = "default.yaml"
+
+
+class ConfigError(Exception):
+    """A config that cannot be used; `problems` holds one line per finding."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        super().__init__(f"{source}: " + "; ".join(problems))
+        self.source = source
+        self.problems = problems
+
+
+def _field_path(loc: tuple) -> str:
+    # Discriminated unions add the tag ('capacity-block') to the location;
+    # users wrote `capacity.reservation_id`, so drop tags and model names.
+    parts = [str(p) for p in loc if not (isinstance(p, str) and ("-" in p or p[:1].isupper()))]
+    return ".".join(parts) or "(top level)"
+
+
+def _describe(error: dict) -> str:
+    kind = error["type"]
+    message = error["msg"]
+    if kind == "missing":
+        return "is required but missing; add it"
+    if kind == "extra_forbidden":
+        return "is not a known setting; check the spelling (see `gpucluster schema`)"
+    if kind == "union_tag_invalid":
+        return f"{message}; use one of on-demand, odcr, capacity-block"
+    if kind == "union_tag_not_found":
+        return "needs a `type`: on-demand, odcr or capacity-block"
+    if kind.startswith("literal_"):
+        return message.replace("Input should be", "must be")
+    if message.startswith("Value error, "):
+        message = message[len("Value error, "):]
+    return message.replace("Input should be", "must be")
+
+
+def problems_from(exc: ValidationError) -> list[str]:
+    return [f"{_field_path(err['loc'])}: {_describe(err)}" for err in exc.errors()]
+
+
+def parse_config(text: str, source: str = "<config>") -> ClusterConfig:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
+        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(source, [f"(yaml) {where}: {reason}; fix the YAML syntax"]) from None
+    if not isinstance(data, dict):
+        raise ConfigError(
+            source,
+            ["(top level): must be a mapping of settings (name:, region:, ...); see examples/default.yaml"],
+        )
+    try:
+        return ClusterConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(source, problems_from(exc)) from None
+
+
+def load_config(path: str | Path) -> ClusterConfig:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(str(path), ["(file): does not exist; check the path"]) from None
+    except IsADirectoryError:
+        raise ConfigError(str(path), ["(file): is a directory; pass the YAML file itself"]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(str(path), [f"(file): cannot be read ({exc}); pass a UTF-8 YAML file"]) from None
+    return parse_config(text, str(path))
+
+
+def default_config_path() -> Path:
+    return Path(str(resources.files("gpucluster").joinpath("..", "examples", DEFAULT_CONFIG_NAME)))

@@ -1,0 +1,40 @@
+"""Names shared by the stacks, the renderer and the node scripts.
+
+Nodes find deploy-time facts (file system ids, the munge key's secret) in SSM
+Parameter Store under one prefix, so the stateless Cluster stack never imports
+values from the stateful Storage stack.
+"""
+
+from __future__ import annotations
+
+from gpucluster.config import ClusterConfig
+
+
+def stack_names(cfg: ClusterConfig) -> dict[str, str]:
+    return {
+        "network": f"{cfg.name}-network",
+        "storage": f"{cfg.name}-storage",
+        "cluster": f"{cfg.name}-cluster",
+    }
+
+
+def parameter_prefix(cfg: ClusterConfig) -> str:
+    return f"/gpucluster/{cfg.name}"
+
+
+def private_zone(cfg: ClusterConfig) -> str:
+    return f"{cfg.name}.gpucluster.internal"
+
+
+def controller_host(cfg: ClusterConfig) -> str:
+    return f"slurmctld.{private_zone(cfg)}"
+
+
+def munge_secret_name(cfg: ClusterConfig) -> str:
+    return f"gpucluster/{cfg.name}/munge-key"
+
+
+
+def compute_group_parameter(cfg: ClusterConfig, group: str) -> str:
+    """JSON facts about one compute group (Auto Scaling group name, capacity) for the head node."""
+    return f"{parameter_prefix(cfg)}/compute/{group}"
