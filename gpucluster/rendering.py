@@ -1,0 +1,30 @@
+"""The Jinja environment every template renders through.
+
+StrictUndefined: a template that names a value the renderer did not pass is a
+bug, and must fail at synth rather than produce an empty string in a script.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import jinja2
+
+TEMPLATE_ROOT = Path(__file__).resolve().parent.parent / "templates"
+
+
+@cache
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATE_ROOT)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+
+
+def render(template: str, **values: object) -> str:
+    return environment().get_template(template).render(**values)

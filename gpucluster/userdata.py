@@ -1,0 +1,88 @@
+"""The seam between the bootstrap renderer and the CDK constructs.
+
+Each instance gets a thin user-data script (kept far below EC2's 16 KiB limit)
+that downloads one bootstrap bundle from S3, checks its sha256 and runs the
+script for the node's role. The bundle holds every rendered file for every
+role; it is a deterministic tar.gz so its checksum is known at synth.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import tarfile
+from dataclasses import dataclass
+from typing import Literal
+
+from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.rendering import render
+
+Role = Literal["head", "login", "compute"]
+USER_DATA_LIMIT = 8 * 1024
+
+
+class UserDataTooLarge(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class BundleRef:
+    """Where a node fetches the bundle; `url` may be a CDK token at synth."""
+
+    url: str
+    sha256: str
+
+
+def render_bundle(cfg: ClusterConfig) -> dict[str, str]:
+    """Every file a node may need, keyed by path inside the bundle."""
+    from gpucluster.bootstrap import bundle_files
+
+    return bundle_files(cfg)
+
+
+def bundle_archive(files: dict[str, str]) -> bytes:
+    """A byte-for-byte reproducible tar.gz: sorted names, zero mtimes, root owner."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name in sorted(files):
+            data = files[name].encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mtime = 0
+            info.mode = 0o755 if name.endswith(".sh") else 0o644
+            info.uname = info.gname = "root"
+            tar.addfile(info, io.BytesIO(data))
+    packed = io.BytesIO()
+    with gzip.GzipFile(fileobj=packed, mode="wb", mtime=0, compresslevel=9) as gz:
+        gz.write(raw.getvalue())
+    return packed.getvalue()
+
+
+def archive_sha256(archive: bytes) -> str:
+    return hashlib.sha256(archive).hexdigest()
+
+
+def render_user_data(
+    cfg: ClusterConfig,
+    role: Role,
+    bundle: BundleRef,
+    group: ComputeGroupConfig | None = None,
+) -> str:
+    if (role == "compute") != (group is not None):
+        raise ValueError("a compute group is required for, and only for, the compute role")
+    script = render(
+        "userdata/thin.sh.j2",
+        cfg=cfg,
+        role=role,
+        group=group,
+        bundle=bundle,
+    )
+    size = len(script.encode())
+    if size > USER_DATA_LIMIT:
+        where = f"compute group {group.name}" if group else f"{role} node"
+        raise UserDataTooLarge(
+            f"user-data for the {where} is {size} bytes, over the {USER_DATA_LIMIT}-byte budget "
+            "(half of EC2's 16 KiB limit); move content into the bootstrap bundle"
+        )
+    return script
