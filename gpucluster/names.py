@@ -38,3 +38,13 @@ def munge_secret_name(cfg: ClusterConfig) -> str:
 def compute_group_parameter(cfg: ClusterConfig, group: str) -> str:
     """JSON facts about one compute group (Auto Scaling group name, capacity) for the head node."""
     return f"{parameter_prefix(cfg)}/compute/{group}"
+
+
+STORAGE_FACTS = ("efs_id", "fsx_dns_name", "fsx_mount_name")
+
+
+def storage_parameter(cfg: ClusterConfig, fact: str) -> str:
+    """SSM parameter the Storage stack writes and nodes read at boot."""
+    if fact not in STORAGE_FACTS:
+        raise ValueError(f"unknown storage fact {fact!r}; expected one of {STORAGE_FACTS}")
+    return f"{parameter_prefix(cfg)}/storage/{fact}"
