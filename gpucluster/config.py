@@ -363,19 +363,27 @@ class StorageConfig(StrictModel):
 
 
 class SoftwareConfig(StrictModel):
+    """Pinned node software. Each checksum default is the sha256 published for the file of the
+    default version; a node refuses to install a download whose sha256 differs."""
+
     slurm: str = Field(
         default="23.11.4",
         description="Slurm release the image's distribution ships (`sinfo --version`); every node must report it.",
     )
-    enroot_version: str = "3.5.0"
+    enroot_version: str = "4.2.1"
     enroot_sha256: Sha256 = Field(
-        default="0" * 64, description="sha256 of enroot_<version>-1_amd64.deb."
+        default="5955c51e88df0c5ed538d87abb5264609d4bad55fa8570745ed5d4ec66c8ab91",
+        description="sha256 of enroot_<version>-1_amd64.deb.",
     )
     enroot_caps_sha256: Sha256 = Field(
-        default="0" * 64, description="sha256 of enroot+caps_<version>-1_amd64.deb."
+        default="ca22652dcbdd3ebb6e2c68df781ef4301647c79dd7a41ed62899c2fd0f692750",
+        description="sha256 of enroot+caps_<version>-1_amd64.deb.",
     )
-    pyxis_version: str = "0.20.0"
-    pyxis_sha256: Sha256 = Field(default="0" * 64, description="sha256 of the pyxis v<version> source tarball.")
+    pyxis_version: str = "0.24.0"
+    pyxis_sha256: Sha256 = Field(
+        default="9c4cdb79a67301d8ea05951aa4d2c205f40cf6145e338214b0191add8b36d6c4",
+        description="sha256 of the pyxis v<version> source tarball (GitHub archive of the tag).",
+    )
 
     @field_validator("slurm")
     @classmethod
@@ -393,6 +401,27 @@ class SoftwareConfig(StrictModel):
         if not re.match(r"^\d+\.\d+\.\d+$", value):
             raise _fail("version", f"'{value}' is not a release number; write it like 3.5.0")
         return value
+
+    @model_validator(mode="after")
+    def _checksum_follows_version(self) -> SoftwareConfig:
+        # A changed version with the default checksum would only fail on the node, at boot.
+        pins = (
+            ("enroot_version", ("enroot_sha256", "enroot_caps_sha256")),
+            ("pyxis_version", ("pyxis_sha256",)),
+        )
+        fields = type(self).model_fields
+        for version_field, checksum_fields in pins:
+            if getattr(self, version_field) == fields[version_field].default:
+                continue
+            for checksum_field in checksum_fields:
+                if getattr(self, checksum_field) == fields[checksum_field].default:
+                    raise _fail(
+                        checksum_field,
+                        f"{version_field} is {getattr(self, version_field)} but {checksum_field} "
+                        f"is still the checksum of {fields[version_field].default}; set it to the "
+                        "sha256 published for the new version",
+                    )
+        return self
 
 
 class ClusterConfig(StrictModel):
@@ -484,6 +513,4 @@ class ClusterConfig(StrictModel):
                     "block instances are already co-located and a placement group can make "
                     "launches fail with insufficient capacity"
                 )
-        if self.software.enroot_sha256 == "0" * 64 or self.software.pyxis_sha256 == "0" * 64:
-            notes.append("software: a download checksum is unset; nodes will refuse to install it")
         return notes
