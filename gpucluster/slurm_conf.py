@@ -1,0 +1,285 @@
+"""The Slurm controller's configuration, the compute nodes' `slurmd -Z --conf` line
+and their health check, rendered from a `ClusterConfig`.
+
+Slurm runs configless with dynamic nodes: the head node's slurmctld serves these
+files, and each compute node registers itself with `slurmd -Z --conf "<line>"`.
+Nothing lists node names ahead of time; partitions select nodes by feature
+(the compute group's name) through nodesets.
+
+Everything that differs between a deployed cluster and the integration test
+(host names, paths, ports, timeouts, the process-tracking plugins) is a field of
+`SlurmSite`, whose defaults are production; tests pass another `SlurmSite`
+instead of editing the rendered text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from gpucluster import names
+from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.efa import efa_count
+from gpucluster.rendering import render
+
+# ParallelCluster schedules 95 % of EC2's nominal memory by default; the rest covers
+# what the kernel never shows in MemTotal (firmware and kernel reservations, about
+# 1-2 % on these sizes) and the OS, slurmd, Lustre client and EFA/NCCL pinned buffers.
+# A node whose MemTotal is below its RealMemory is drained as "Low RealMemory", so
+# erring low costs a little schedulable memory while erring high loses the node.
+MEMORY_RESERVE_FRACTION = 0.05
+
+# Slurm 22.05 counts every dynamic node against MaxNodeCount for the controller's
+# lifetime of a node record; replaced Auto Scaling instances register under new
+# names before the cleanup timer deletes the old ones, so leave room for a full
+# replacement of every group.
+MAX_NODE_COUNT_FACTOR = 2
+
+TEMPLATE_DIR = "slurm"
+
+_HOSTNAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+_INSTANCE_ID = re.compile(r"^i-[0-9a-f]{8,17}$")
+
+
+@dataclass(frozen=True)
+class SlurmSite:
+    """Site-specific values of the rendered configuration; defaults are production.
+
+    controller_hostname: the head node's short hostname (`hostname -s`), which the head
+        bootstrap sets; None means `<cluster>-head`.
+    controller_addr: how other hosts reach slurmctld; None means the private DNS name
+        `slurmctld.<zone>` (the head node's A record), so the controller's IP address
+        need not be known at synth.
+    """
+
+    controller_hostname: str | None = None
+    controller_addr: str | None = None
+    slurmctld_port: int = 6817
+    slurmd_port: int = 6818
+    slurm_user: str = "slurm"
+    config_dir: str = "/etc/slurm"
+    state_save_location: str = "/home/.slurm/state"
+    slurmd_spool_dir: str = "/var/spool/slurmd"
+    slurmctld_pid_file: str = "/run/slurmctld.pid"
+    slurmd_pid_file: str = "/run/slurmd.pid"
+    slurmctld_log_file: str = "/var/log/slurm/slurmctld.log"
+    slurmd_log_file: str = "/var/log/slurm/slurmd.log"
+    munge_socket: str = "/run/munge/munge.socket.2"
+    # Lifetime of job credentials, which is also how long a requeued job waits before it
+    # may start again; None keeps Slurm's default (120 s).
+    cred_expire_seconds: int | None = None
+    slurmd_timeout: int = 300
+    slurmctld_timeout: int = 120
+    proctrack_type: str = "proctrack/cgroup"
+    task_plugin: str = "task/cgroup,task/affinity"
+    # Consider each dynamic node's --conf line authoritative rather than its hardware:
+    # only for a test host that is not the instance type it impersonates.
+    trust_node_config: bool = False
+    gpu_device_prefix: str = "/dev/nvidia"
+    healthcheck_program: str = "/usr/local/sbin/gpucluster-healthcheck"
+    healthcheck_interval: int = 300
+    # The health check runs with an empty environment; this PATH finds nvidia-smi,
+    # fi_info (the EFA installer's /opt/amazon/efa/bin), mountpoint, munge and scontrol.
+    healthcheck_path: str = (
+        "/opt/amazon/efa/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    )
+    # Prepended to every mount the health check requires (/home, the FSx mount point).
+    mount_root: str = ""
+    pyxis_library: str = "/usr/local/lib/slurm/spank_pyxis.so"
+    pyxis_runtime_path: str = "/run/pyxis"
+
+    def __post_init__(self) -> None:
+        for port in (self.slurmctld_port, self.slurmd_port):
+            if not 1 <= port <= 65535:
+                raise ValueError(f"SlurmSite: port {port} is outside 1-65535")
+        if self.controller_hostname is not None and not _HOSTNAME.match(self.controller_hostname):
+            raise ValueError(
+                f"SlurmSite.controller_hostname '{self.controller_hostname}' is not a short host name"
+            )
+        if self.mount_root.endswith("/"):
+            raise ValueError("SlurmSite.mount_root must not end with '/'")
+        if self.healthcheck_interval <= 0:
+            raise ValueError("SlurmSite.healthcheck_interval must be positive (0 disables the check)")
+
+
+@dataclass(frozen=True)
+class SlurmFiles:
+    """The controller's configuration files, keyed by file name in `SlurmSite.config_dir`."""
+
+    slurm_conf: str
+    gres_conf: str
+    cgroup_conf: str
+    plugstack_conf: str
+    pyxis_conf: str
+
+    def by_path(self, site: SlurmSite) -> dict[str, str]:
+        return {
+            f"{site.config_dir}/slurm.conf": self.slurm_conf,
+            f"{site.config_dir}/gres.conf": self.gres_conf,
+            f"{site.config_dir}/cgroup.conf": self.cgroup_conf,
+            f"{site.config_dir}/plugstack.conf": self.plugstack_conf,
+            f"{plugstack_dir(site)}/pyxis.conf": self.pyxis_conf,
+        }
+
+
+def controller_hostname(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> str:
+    return site.controller_hostname or f"{cfg.name}-head"
+
+
+def controller_addr(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> str:
+    return site.controller_addr or names.controller_host(cfg)
+
+
+def conf_server(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> str:
+    """The `--conf-server` argument of compute nodes' slurmd."""
+    return f"{controller_addr(cfg, site)}:{site.slurmctld_port}"
+
+
+def plugstack_dir(site: SlurmSite) -> str:
+    return f"{site.config_dir}/plugstack.conf.d"
+
+
+def node_name(group: str, instance_id: str) -> str:
+    """The Slurm node name of an instance: `<group>-<instance id>`, stable for its lifetime."""
+    if not _INSTANCE_ID.match(instance_id):
+        raise ValueError(f"'{instance_id}' is not an EC2 instance id (i- and 8 or 17 hex digits)")
+    return f"{group}-{instance_id}"
+
+
+def real_memory_mib(group: ComputeGroupConfig) -> int:
+    nominal = group.instance.memory_mib
+    return nominal - math.ceil(nominal * MEMORY_RESERVE_FRACTION)
+
+
+def gres(group: ComputeGroupConfig) -> str:
+    instance = group.instance
+    return f"gpu:{instance.slurm_gpu_type}:{instance.gpu_count}"
+
+
+def slurmd_conf_line(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
+    """The `--conf` string a compute node of `group` passes to `slurmd -Z`.
+
+    `slurmd --conf` takes node-line syntax except NodeName and Port (slurmd(8), 22.05
+    and 23.11); CPUs overrides what `slurmd -C` detects.
+    """
+    if group not in cfg.compute_groups:
+        raise ValueError(f"compute group {group.name} is not part of cluster {cfg.name}")
+    instance = group.instance
+    return (
+        f"Gres={gres(group)} Feature={group.name},{instance.name} "
+        f"RealMemory={real_memory_mib(group)} CPUs={instance.vcpus}"
+    )
+
+
+def max_node_count(cfg: ClusterConfig) -> int:
+    return MAX_NODE_COUNT_FACTOR * sum(group.count for group in cfg.compute_groups)
+
+
+@dataclass(frozen=True)
+class _Partition:
+    name: str
+    nodesets: tuple[str, ...]
+    default: bool
+    def_cpu_per_gpu: int
+    def_mem_per_gpu: int
+
+
+def _nodeset(group: ComputeGroupConfig) -> str:
+    return f"ns_{group.name}"
+
+
+def _per_gpu(group: ComputeGroupConfig) -> tuple[int, int]:
+    gpus = group.instance.gpu_count
+    return group.instance.vcpus // gpus, real_memory_mib(group) // gpus
+
+
+def _partitions(cfg: ClusterConfig) -> list[_Partition]:
+    parts = []
+    for group in cfg.compute_groups:
+        cpus, mem = _per_gpu(group)
+        parts.append(_Partition(group.name, (_nodeset(group),), False, cpus, mem))
+    # The spanning partition takes the smallest per-GPU share so a default job fits any group.
+    parts.append(
+        _Partition(
+            "default",
+            tuple(_nodeset(group) for group in cfg.compute_groups),
+            True,
+            min(p.def_cpu_per_gpu for p in parts),
+            min(p.def_mem_per_gpu for p in parts),
+        )
+    )
+    return parts
+
+
+@dataclass(frozen=True)
+class _GresLine:
+    gpu_type: str
+    count: int
+    files: str
+
+
+def _gres_lines(cfg: ClusterConfig, site: SlurmSite) -> list[_GresLine]:
+    seen: dict[str, int] = {}
+    lines = []
+    for group in cfg.compute_groups:
+        instance = group.instance
+        gpu_type, count = instance.slurm_gpu_type, instance.gpu_count
+        if gpu_type in seen:
+            if seen[gpu_type] != count:
+                raise ValueError(
+                    f"compute group {group.name}: {gpu_type} GPUs come {count} per node here but "
+                    f"{seen[gpu_type]} in another group; gres.conf cannot tell dynamic nodes apart"
+                )
+            continue
+        seen[gpu_type] = count
+        lines.append(_GresLine(gpu_type, count, f"{site.gpu_device_prefix}[0-{count - 1}]"))
+    return lines
+
+
+def render_slurm_files(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> SlurmFiles:
+    values = {
+        "cfg": cfg,
+        "site": site,
+        "controller_hostname": controller_hostname(cfg, site),
+        "controller_addr": controller_addr(cfg, site),
+        "max_node_count": max_node_count(cfg),
+        "groups": [(group, _nodeset(group)) for group in cfg.compute_groups],
+        "partitions": _partitions(cfg),
+        "gres_lines": _gres_lines(cfg, site),
+        "plugstack_dir": plugstack_dir(site),
+    }
+    return SlurmFiles(
+        slurm_conf=render(f"{TEMPLATE_DIR}/slurm.conf.j2", **values),
+        gres_conf=render(f"{TEMPLATE_DIR}/gres.conf.j2", **values),
+        cgroup_conf=render(f"{TEMPLATE_DIR}/cgroup.conf.j2", **values),
+        plugstack_conf=render(f"{TEMPLATE_DIR}/plugstack.conf.j2", **values),
+        pyxis_conf=render(f"{TEMPLATE_DIR}/pyxis.conf.j2", **values),
+    )
+
+
+def required_mounts(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> list[str]:
+    mounts = ["/home"]
+    if cfg.storage.fsx_lustre is not None:
+        mounts.append(cfg.storage.fsx_lustre.mount_point)
+    return [f"{site.mount_root}{mount}" for mount in mounts]
+
+
+def render_healthcheck(
+    cfg: ClusterConfig, group: ComputeGroupConfig, site: SlurmSite = SlurmSite()
+) -> str:
+    """The HealthCheckProgram for nodes of `group` (also run by the bootstrap with --pre-join)."""
+    if group not in cfg.compute_groups:
+        raise ValueError(f"compute group {group.name} is not part of cluster {cfg.name}")
+    instance = group.instance
+    return render(
+        f"{TEMPLATE_DIR}/healthcheck.sh.j2",
+        cluster=cfg.name,
+        group=group.name,
+        instance_type=instance.name,
+        gpu_count=instance.gpu_count,
+        efa_count=efa_count(instance) if group.efa else 0,
+        mounts=required_mounts(cfg, site),
+        munge_socket=site.munge_socket,
+        tool_path=site.healthcheck_path,
+    )
