@@ -106,7 +106,5 @@ class Catalog:
 
 @cache
 def load_catalog() -> Catalog:
-    raw = json.loads(
-        resources.files("gpucluster").joinpath("data/instance_catalog.json").read_text()
-    )
+    raw = json.loads(resources.files("gpucluster").joinpath("data/instance_catalog.json").read_text())
     return Catalog({entry["InstanceType"]: _parse(entry) for entry in raw})

@@ -104,16 +104,17 @@ class NetworkConfig(StrictModel):
     @classmethod
     def _subnet_id_shape(cls, value: str | None) -> str | None:
         if value is not None and not re.match(r"^subnet-[0-9a-f]{8,17}$", value):
-            raise _fail(
-                "subnet_id", f"'{value}' is not a subnet id; expected subnet- and 8 or 17 hex digits"
-            )
+            raise _fail("subnet_id", f"'{value}' is not a subnet id; expected subnet- and 8 or 17 hex digits")
         return value
 
     @field_validator("cidr")
     @classmethod
     def _cidr_sane(cls, value: ipaddress.IPv4Network) -> ipaddress.IPv4Network:
         if not value.is_private:
-            raise _fail("cidr", f"{value} is not a private range; use one inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16")
+            raise _fail(
+                "cidr",
+                f"{value} is not a private range; use one inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16",
+            )
         if not 16 <= value.prefixlen <= 22:
             raise _fail(
                 "cidr",
@@ -171,7 +172,8 @@ class ImageConfig(StrictModel):
     def _kernel_shape(cls, value: str | None) -> str | None:
         if value is not None and not re.match(r"^\d+\.\d+\.\d+-\d+-[a-z0-9]+$", value):
             raise _fail(
-                "kernel", f"'{value}' is not a kernel release; use what `uname -r` prints, e.g. 6.8.0-1021-aws"
+                "kernel",
+                f"'{value}' is not a kernel release; use what `uname -r` prints, e.g. 6.8.0-1021-aws",
             )
         return value
 
@@ -215,7 +217,9 @@ class CapacityBlockCapacity(StrictModel):
     @model_validator(mode="after")
     def _window(self) -> CapacityBlockCapacity:
         if self.start >= self.end:
-            raise _fail("window", f"start {self.start:%Y-%m-%dT%H:%MZ} must be before end {self.end:%Y-%m-%dT%H:%MZ}")
+            raise _fail(
+                "window", f"start {self.start:%Y-%m-%dT%H:%MZ} must be before end {self.end:%Y-%m-%dT%H:%MZ}"
+            )
         if self.end.timetz().replace(tzinfo=None) != CAPACITY_BLOCK_END_UTC:
             raise _fail(
                 "window",
@@ -228,9 +232,7 @@ class CapacityBlockCapacity(StrictModel):
         return self
 
 
-Capacity = Annotated[
-    OnDemandCapacity | OdcrCapacity | CapacityBlockCapacity, Field(discriminator="type")
-]
+Capacity = Annotated[OnDemandCapacity | OdcrCapacity | CapacityBlockCapacity, Field(discriminator="type")]
 
 
 class ComputeGroupConfig(StrictModel):
@@ -256,7 +258,9 @@ class ComputeGroupConfig(StrictModel):
                 "starting with a letter (it becomes a Slurm partition, node-name prefix and feature)",
             )
         if value == "default":
-            raise _fail("name", "'default' is reserved for the partition spanning all groups; pick another name")
+            raise _fail(
+                "name", "'default' is reserved for the partition spanning all groups; pick another name"
+            )
         return value
 
     @model_validator(mode="after")
@@ -307,16 +311,21 @@ FSX_THROUGHPUT = {
 
 
 class FsxLustreConfig(StrictModel):
-    storage_gib: int = Field(default=4800, description="1200, 2400, then multiples of 2400 (SCRATCH_1: +3600).")
+    storage_gib: int = Field(
+        default=4800, description="1200, 2400, then multiples of 2400 (SCRATCH_1: +3600)."
+    )
     deployment_type: Literal["SCRATCH_1", "SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"] = "PERSISTENT_2"
     throughput_per_tib: int | None = Field(
-        default=250, description="MB/s per TiB; PERSISTENT_1 50/100/200, PERSISTENT_2 125/250/500/1000; null for SCRATCH."
+        default=250,
+        description="MB/s per TiB; PERSISTENT_1 50/100/200, PERSISTENT_2 125/250/500/1000; null for SCRATCH.",
     )
     compression: Literal["LZ4", "NONE"] = "LZ4"
-    efa: bool = Field(default=False, description="EFA-enabled file system (PERSISTENT_2 only, set at creation).")
+    efa: bool = Field(
+        default=False, description="EFA-enabled file system (PERSISTENT_2 only, set at creation)."
+    )
     metadata_iops: int | None = Field(
         default=None,
-        description="PERSISTENT_2 metadata IOPS (1500, 3000, 6000, then steps of 6000 to 192000); null lets FSx size it.",
+        description="PERSISTENT_2 metadata IOPS: 1500, 3000, or steps of 6000 to 192000; null: automatic.",
     )
     mount_point: str = "/fsx"
 
@@ -368,7 +377,7 @@ class SoftwareConfig(StrictModel):
 
     slurm: str = Field(
         default="23.11.4",
-        description="Slurm release the image's distribution ships (`sinfo --version`); every node must report it.",
+        description="Slurm release the image's distribution ships (`sinfo --version`).",
     )
     enroot_version: str = "4.2.1"
     enroot_sha256: Sha256 = Field(
@@ -428,7 +437,9 @@ class ClusterConfig(StrictModel):
     name: str = Field(description="Lower-case cluster name, used in stack names.")
     region: str
     availability_zone: str = Field(description="EFA and Capacity Blocks are single-AZ: everything runs here.")
-    account: str | None = Field(default=None, description="AWS account id; null deploys to the CLI's account.")
+    account: str | None = Field(
+        default=None, description="AWS account id; null deploys to the CLI's account."
+    )
     network: NetworkConfig = Field(default_factory=NetworkConfig)
     image: ImageConfig = Field(default_factory=ImageConfig)
     head_node: HeadNodeConfig = Field(default_factory=HeadNodeConfig)

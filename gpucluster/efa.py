@@ -34,9 +34,7 @@ def efa_interface_layout(instance: InstanceType) -> list[InterfaceSlot]:
         if card0.supports_efa:
             slots.append(InterfaceSlot(0, 1, "efa-only"))
     slots.extend(
-        InterfaceSlot(card.index, 0, "efa-only")
-        for card in instance.network_cards[1:]
-        if card.supports_efa
+        InterfaceSlot(card.index, 0, "efa-only") for card in instance.network_cards[1:] if card.supports_efa
     )
     efa_count = sum(1 for slot in slots if slot.interface_type != "interface")
     if efa_count != instance.max_efa_interfaces:

@@ -46,7 +46,7 @@ def _describe(error: dict) -> str:
     if kind.startswith("literal_"):
         return message.replace("Input should be", "must be")
     if message.startswith("Value error, "):
-        message = message[len("Value error, "):]
+        message = message[len("Value error, ") :]
     return message.replace("Input should be", "must be")
 
 

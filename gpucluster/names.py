@@ -34,7 +34,6 @@ def munge_secret_name(cfg: ClusterConfig) -> str:
     return f"gpucluster/{cfg.name}/munge-key"
 
 
-
 def compute_group_parameter(cfg: ClusterConfig, group: str) -> str:
     """JSON facts about one compute group (Auto Scaling group name, capacity) for the head node."""
     return f"{parameter_prefix(cfg)}/compute/{group}"
@@ -48,3 +47,8 @@ def storage_parameter(cfg: ClusterConfig, fact: str) -> str:
     if fact not in STORAGE_FACTS:
         raise ValueError(f"unknown storage fact {fact!r}; expected one of {STORAGE_FACTS}")
     return f"{parameter_prefix(cfg)}/storage/{fact}"
+
+
+def role_name_prefix(cfg: ClusterConfig) -> str:
+    """IAM role names of the cluster's nodes start with this; the munge secret trusts it."""
+    return f"gpucluster-{cfg.name}-{cfg.region}-"

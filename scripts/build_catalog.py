@@ -86,9 +86,7 @@ def _from_aws(region: str) -> dict[str, dict[str, Any]]:
 
     ec2 = boto3.client("ec2", region_name=region)
     found: dict[str, dict[str, Any]] = {}
-    for page in ec2.get_paginator("describe_instance_types").paginate(
-        InstanceTypes=list(CATALOG_TYPES)
-    ):
+    for page in ec2.get_paginator("describe_instance_types").paginate(InstanceTypes=list(CATALOG_TYPES)):
         for item in page["InstanceTypes"]:
             found[item["InstanceType"]] = item
     return found
@@ -97,13 +95,12 @@ def _from_aws(region: str) -> dict[str, dict[str, Any]]:
 def annotate_interface_types(network: dict[str, Any]) -> None:
     cards = sorted(network["NetworkCards"], key=lambda c: c["NetworkCardIndex"])
     max_efa = network.get("EfaInfo", {}).get("MaximumEfaInterfaces", 0)
-    efa_cards = {c["NetworkCardIndex"] for c in cards[len(cards) - min(max_efa, len(cards)):]}
+    efa_cards = {c["NetworkCardIndex"] for c in cards[len(cards) - min(max_efa, len(cards)) :]}
     if max_efa == 0:
         efa_cards = set()
     for card in cards:
         card["InterfaceTypes"] = (
-            ["interface", "efa", "efa-only"] if card["NetworkCardIndex"] in efa_cards
-            else ["interface"]
+            ["interface", "efa", "efa-only"] if card["NetworkCardIndex"] in efa_cards else ["interface"]
         )
     network["NetworkCards"] = cards
 

@@ -1,0 +1,1 @@
+"""Reusable CDK constructs, one idea each, configured through typed props."""

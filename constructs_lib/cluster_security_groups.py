@@ -1,0 +1,130 @@
+"""Security groups: node-to-node, EFA, storage, and optional SSH to login nodes.
+
+The EFA group allows all traffic from and to itself, both directions, as the
+EFA user guide requires; every EFA interface carries it. Slurm uses many ports
+(slurmctld, slurmd, srun's ephemeral ports, PMIx), so nodes of one cluster
+trust each other fully through the `nodes` group, as ParallelCluster does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import aws_ec2 as ec2
+from constructs import Construct
+
+from gpucluster.config import ClusterConfig
+
+LUSTRE_PORTS = ((988, 988), (1018, 1023))
+NFS_PORT = 2049
+
+
+@dataclass(frozen=True)
+class ClusterSecurityGroupsProps:
+    cfg: ClusterConfig
+    vpc_id: str
+
+
+class ClusterSecurityGroups(Construct):
+    nodes: ec2.CfnSecurityGroup
+    efa: ec2.CfnSecurityGroup
+    storage: ec2.CfnSecurityGroup
+    login_ssh: ec2.CfnSecurityGroup | None
+
+    def __init__(self, scope: Construct, id: str, props: ClusterSecurityGroupsProps) -> None:
+        super().__init__(scope, id)
+        name = props.cfg.name
+        all_out = [
+            ec2.CfnSecurityGroup.EgressProperty(
+                ip_protocol="-1", cidr_ip="0.0.0.0/0", description="Package mirrors, AWS APIs, S3"
+            )
+        ]
+        self.nodes = ec2.CfnSecurityGroup(
+            self,
+            "Nodes",
+            group_description=f"gpucluster {name}: head, login and compute nodes",
+            vpc_id=props.vpc_id,
+            security_group_egress=all_out,
+        )
+        ec2.CfnSecurityGroupIngress(
+            self,
+            "NodesFromNodes",
+            group_id=self.nodes.attr_group_id,
+            source_security_group_id=self.nodes.attr_group_id,
+            ip_protocol="-1",
+            description="Slurm, srun, PMIx and MPI between cluster nodes",
+        )
+        self.efa = ec2.CfnSecurityGroup(
+            self,
+            "Efa",
+            group_description=f"gpucluster {name}: EFA, all traffic to and from itself",
+            vpc_id=props.vpc_id,
+        )
+        ec2.CfnSecurityGroupIngress(
+            self,
+            "EfaIn",
+            group_id=self.efa.attr_group_id,
+            source_security_group_id=self.efa.attr_group_id,
+            ip_protocol="-1",
+            description="EFA requires all inbound traffic from its own group",
+        )
+        ec2.CfnSecurityGroupEgress(
+            self,
+            "EfaOut",
+            group_id=self.efa.attr_group_id,
+            destination_security_group_id=self.efa.attr_group_id,
+            ip_protocol="-1",
+            description="EFA requires all outbound traffic to its own group",
+        )
+        self.storage = ec2.CfnSecurityGroup(
+            self,
+            "Storage",
+            group_description=f"gpucluster {name}: FSx for Lustre and EFS",
+            vpc_id=props.vpc_id,
+            security_group_egress=all_out,
+        )
+        ingress = [("StorageNfs", self.nodes, "tcp", NFS_PORT, NFS_PORT, "NFS to EFS from nodes")]
+        ingress += [
+            (f"StorageLustre{low}", self.nodes, "tcp", low, high, "Lustre from nodes")
+            for low, high in LUSTRE_PORTS
+        ]
+        ingress += [
+            (f"StorageLustreSelf{low}", self.storage, "tcp", low, high, "Lustre between file servers")
+            for low, high in LUSTRE_PORTS
+        ]
+        fsx = props.cfg.storage.fsx_lustre
+        if fsx is not None and fsx.efa:
+            ingress += [
+                ("StorageEfaFromNodes", self.nodes, "-1", None, None, "EFA-enabled Lustre from nodes"),
+                ("StorageEfaSelf", self.storage, "-1", None, None, "EFA-enabled Lustre between servers"),
+            ]
+        for logical, source, protocol, low, high, why in ingress:
+            ec2.CfnSecurityGroupIngress(
+                self,
+                logical,
+                group_id=self.storage.attr_group_id,
+                source_security_group_id=source.attr_group_id,
+                ip_protocol=protocol,
+                from_port=low,
+                to_port=high,
+                description=why,
+            )
+        self.login_ssh = None
+        if props.cfg.network.ssh_ingress_cidrs:
+            self.login_ssh = ec2.CfnSecurityGroup(
+                self,
+                "LoginSsh",
+                group_description=f"gpucluster {name}: SSH to login nodes",
+                vpc_id=props.vpc_id,
+                security_group_ingress=[
+                    ec2.CfnSecurityGroup.IngressProperty(
+                        ip_protocol="tcp",
+                        from_port=22,
+                        to_port=22,
+                        cidr_ip=str(cidr),
+                        description="SSH from network.ssh_ingress_cidrs",
+                    )
+                    for cidr in props.cfg.network.ssh_ingress_cidrs
+                ],
+                security_group_egress=all_out,
+            )

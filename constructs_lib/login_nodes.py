@@ -1,0 +1,63 @@
+"""Login nodes: a fixed-size Auto Scaling group, so a failed node is replaced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import aws_autoscaling as autoscaling
+from aws_cdk import aws_ec2 as ec2
+from constructs import Construct
+
+from constructs_lib.head_node import node_tags, secure_launch_data
+from constructs_lib.nag import acknowledge
+from gpucluster.config import ClusterConfig
+
+
+@dataclass(frozen=True)
+class LoginNodesProps:
+    cfg: ClusterConfig
+    image_id: str
+    subnet_id: str
+    instance_profile_arn: str
+    security_group_ids: list[str]
+    user_data: str
+
+
+class LoginNodes(Construct):
+    group: autoscaling.CfnAutoScalingGroup
+
+    def __init__(self, scope: Construct, id: str, props: LoginNodesProps) -> None:
+        super().__init__(scope, id)
+        cfg = props.cfg
+        template = ec2.CfnLaunchTemplate(
+            self,
+            "LaunchTemplate",
+            launch_template_data=secure_launch_data(
+                image_id=props.image_id,
+                instance_type=cfg.login_nodes.instance_type,
+                root_gib=cfg.login_nodes.root_volume_gib,
+                user_data=props.user_data,
+                profile_arn=props.instance_profile_arn,
+                tags=node_tags(cfg, "login"),
+                security_group_ids=props.security_group_ids,
+            ),
+        )
+        count = str(cfg.login_nodes.count)
+        self.group = autoscaling.CfnAutoScalingGroup(
+            self,
+            "Group",
+            min_size=count,
+            max_size=count,
+            desired_capacity=count,
+            vpc_zone_identifier=[props.subnet_id],
+            launch_template=autoscaling.CfnAutoScalingGroup.LaunchTemplateSpecificationProperty(
+                launch_template_id=template.ref, version=template.attr_latest_version_number
+            ),
+            health_check_type="EC2",
+        )
+        acknowledge(
+            self.group,
+            "AS3",
+            "Node launches and failures are reported where operators look: Slurm node states, "
+            "the launch lifecycle hook's ABANDON reason in the instance tags, and the node log group",
+        )

@@ -1,0 +1,106 @@
+"""Build the CDK app for a config and synthesize it in-process.
+
+`cdk synth` (through app.py) and `gpucluster synth` both call `build_app`, with
+the same context from cdk.json, so they write the same templates.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpucluster import names
+from gpucluster.cdk_runtime import use_wheel_node
+from gpucluster.config import ClusterConfig
+from gpucluster.loader import load_config
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CDK_JSON = REPO_ROOT / "cdk.json"
+
+
+@dataclass(frozen=True)
+class SynthResult:
+    outdir: Path
+    templates: dict[str, dict]
+
+    def template_path(self, stack: str) -> Path:
+        return self.outdir / f"{stack}.template.json"
+
+
+def cdk_context() -> dict[str, object]:
+    return dict(json.loads(CDK_JSON.read_text())["context"])
+
+
+def build_app(cfg: ClusterConfig, outdir: str | None = None, context: dict | None = None):
+    use_wheel_node()
+    import aws_cdk as cdk
+    from cdk_nag import AwsSolutionsChecks
+
+    from stacks.cluster_stack import ClusterStack
+    from stacks.network_stack import NetworkStack
+    from stacks.storage_stack import StorageStack
+
+    app = cdk.App(
+        outdir=outdir,
+        context=context,
+        analytics_reporting=False,
+        stack_traces=False,
+    )
+    env = cdk.Environment(account=cfg.account, region=cfg.region)
+    stack_names = names.stack_names(cfg)
+    description = f"gpucluster {cfg.name}"
+    network = NetworkStack(
+        app,
+        stack_names["network"],
+        cfg=cfg,
+        env=env,
+        description=f"{description}: network and security groups",
+    )
+    storage = StorageStack(
+        app,
+        stack_names["storage"],
+        cfg=cfg,
+        subnet_id=network.network.subnet_id,
+        storage_security_group_id=network.security_groups.storage.attr_group_id,
+        env=env,
+        description=f"{description}: file systems and the munge key (retained)",
+    )
+    ClusterStack(
+        app,
+        stack_names["cluster"],
+        cfg=cfg,
+        vpc_id=network.network.vpc_id,
+        subnet_id=network.network.subnet_id,
+        nodes_security_group_id=network.security_groups.nodes.attr_group_id,
+        efa_security_group_id=network.security_groups.efa.attr_group_id,
+        login_ssh_security_group_id=(
+            network.security_groups.login_ssh.attr_group_id
+            if network.security_groups.login_ssh is not None
+            else None
+        ),
+        env=env,
+        description=f"{description}: head, login and compute nodes",
+    ).add_dependency(storage, "nodes mount the file systems at boot")
+    for key, value in {**cfg.tags, "gpucluster:cluster": cfg.name}.items():
+        cdk.Tags.of(app).add(key, value)
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    return app
+
+
+def app_from_context():
+    """The app `cdk synth -c config=PATH` runs (app.py)."""
+    use_wheel_node()
+    import aws_cdk as cdk
+
+    # The CLI hands cdk.json's context and every -c value to the app through
+    # the environment; a bare App reads them, and build_app's App does too.
+    config_path = cdk.App().node.try_get_context("config") or "examples/default.yaml"
+    return build_app(load_config(config_path))
+
+
+def synthesize(cfg: ClusterConfig, outdir: str | Path) -> SynthResult:
+    app = build_app(cfg, outdir=str(outdir), context=cdk_context())
+    assembly = app.synth()
+    templates = {stack.stack_name: stack.template for stack in assembly.stacks}
+    return SynthResult(outdir=Path(assembly.directory), templates=templates)

@@ -1,0 +1,1 @@
+"""One module per stack; stacks only wire constructs together."""

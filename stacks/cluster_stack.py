@@ -1,0 +1,104 @@
+"""Cluster (stateless, replaceable): roles, bundle, head, login, compute fleets, DNS.
+
+It reads storage facts at boot from SSM parameters, not from Storage stack
+exports, so replacing or deleting this stack never pins or touches the data.
+"""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from constructs_lib.bootstrap_bundle import BootstrapBundle, BootstrapBundleProps
+from constructs_lib.cluster_dns import ClusterDns, ClusterDnsProps
+from constructs_lib.compute_fleet import ComputeFleet, ComputeFleetProps
+from constructs_lib.head_node import HeadNode, HeadNodeProps
+from constructs_lib.login_nodes import LoginNodes, LoginNodesProps
+from constructs_lib.node_image import node_image_id
+from constructs_lib.node_roles import NodeRoles, NodeRolesProps
+from gpucluster.config import ClusterConfig
+from gpucluster.userdata import render_user_data
+
+
+class ClusterStack(cdk.Stack):
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        cfg: ClusterConfig,
+        vpc_id: str,
+        subnet_id: str,
+        nodes_security_group_id: str,
+        efa_security_group_id: str,
+        login_ssh_security_group_id: str | None,
+        **kwargs,
+    ) -> None:
+        super().__init__(scope, id, **kwargs)
+        image_id = node_image_id(self, cfg.image)
+        bundle = BootstrapBundle(self, "Bootstrap", BootstrapBundleProps(cfg=cfg))
+        roles = NodeRoles(
+            self,
+            "Roles",
+            NodeRolesProps(
+                cfg=cfg,
+                bundle_bucket_arn=bundle.asset.bucket.bucket_arn,
+                bundle_object_key=bundle.asset.s3_object_key,
+            ),
+        )
+        logs.LogGroup(
+            self,
+            "NodeLogs",
+            log_group_name=f"/gpucluster/{cfg.name}/nodes",
+            retention=logs.RetentionDays.THREE_MONTHS,
+            removal_policy=cdk.RemovalPolicy.RETAIN,
+        )
+        head = HeadNode(
+            self,
+            "HeadNode",
+            HeadNodeProps(
+                cfg=cfg,
+                image_id=image_id,
+                subnet_id=subnet_id,
+                instance_profile_arn=roles.instance_profiles["head"].attr_arn,
+                instance_profile_name=roles.instance_profiles["head"].ref,
+                security_group_ids=[nodes_security_group_id],
+                user_data=render_user_data(cfg, "head", bundle.ref),
+            ),
+        )
+        ClusterDns(
+            self,
+            "Dns",
+            ClusterDnsProps(cfg=cfg, vpc_id=vpc_id, head_node_private_ip=head.instance.attr_private_ip),
+        )
+        if cfg.login_nodes.count > 0:
+            login_groups = [nodes_security_group_id]
+            if login_ssh_security_group_id is not None:
+                login_groups.append(login_ssh_security_group_id)
+            LoginNodes(
+                self,
+                "LoginNodes",
+                LoginNodesProps(
+                    cfg=cfg,
+                    image_id=image_id,
+                    subnet_id=subnet_id,
+                    instance_profile_arn=roles.instance_profiles["login"].attr_arn,
+                    security_group_ids=login_groups,
+                    user_data=render_user_data(cfg, "login", bundle.ref),
+                ),
+            )
+        for group in cfg.compute_groups:
+            ComputeFleet(
+                self,
+                f"Compute-{group.name}",
+                ComputeFleetProps(
+                    cfg=cfg,
+                    group=group,
+                    image_id=image_id,
+                    subnet_id=subnet_id,
+                    instance_profile_arn=roles.instance_profiles["compute"].attr_arn,
+                    security_group_ids=[nodes_security_group_id, efa_security_group_id],
+                    user_data=render_user_data(cfg, "compute", bundle.ref, group),
+                ),
+            )

@@ -1,0 +1,24 @@
+"""Network: the VPC (or imported ids), the node subnet and the security groups."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from constructs import Construct
+
+from constructs_lib.cluster_network import ClusterNetwork, ClusterNetworkProps
+from constructs_lib.cluster_security_groups import (
+    ClusterSecurityGroups,
+    ClusterSecurityGroupsProps,
+)
+from gpucluster.config import ClusterConfig
+
+
+class NetworkStack(cdk.Stack):
+    def __init__(self, scope: Construct, id: str, *, cfg: ClusterConfig, **kwargs) -> None:
+        super().__init__(scope, id, **kwargs)
+        self.network = ClusterNetwork(self, "Network", ClusterNetworkProps(cfg=cfg))
+        self.security_groups = ClusterSecurityGroups(
+            self,
+            "SecurityGroups",
+            ClusterSecurityGroupsProps(cfg=cfg, vpc_id=self.network.vpc_id),
+        )

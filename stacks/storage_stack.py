@@ -1,0 +1,70 @@
+"""Storage (stateful): FSx for Lustre, EFS for /home and Slurm state, the munge key.
+
+Every resource here is retained on delete and on replacement, and the stack has
+termination protection: a cluster can be torn down and rebuilt around it.
+"""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_ssm as ssm
+from constructs import Construct
+
+from constructs_lib.fsx_lustre import FsxLustre, FsxLustreProps
+from constructs_lib.munge_key import MungeKey, MungeKeyProps
+from constructs_lib.shared_home import SharedHome, SharedHomeProps
+from gpucluster import names
+from gpucluster.config import ClusterConfig
+
+
+class StorageStack(cdk.Stack):
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        cfg: ClusterConfig,
+        subnet_id: str,
+        storage_security_group_id: str,
+        **kwargs,
+    ) -> None:
+        super().__init__(scope, id, termination_protection=True, **kwargs)
+        self.home = SharedHome(
+            self,
+            "SharedHome",
+            SharedHomeProps(subnet_id=subnet_id, security_group_id=storage_security_group_id),
+        )
+        # Pinned so a refactor of construct paths can never replace the data.
+        self.home.file_system.override_logical_id("HomeFileSystem")
+        facts = {"efs_id": self.home.file_system.ref}
+        if cfg.storage.fsx_lustre is not None:
+            self.fsx = FsxLustre(
+                self,
+                "Lustre",
+                FsxLustreProps(
+                    settings=cfg.storage.fsx_lustre,
+                    subnet_id=subnet_id,
+                    security_group_id=storage_security_group_id,
+                ),
+            )
+            self.fsx.file_system.override_logical_id("LustreFileSystem")
+            facts["fsx_dns_name"] = self.fsx.file_system.attr_dns_name
+            facts["fsx_mount_name"] = self.fsx.file_system.attr_lustre_mount_name
+        self.munge_key = MungeKey(
+            self,
+            "MungeKey",
+            MungeKeyProps(
+                secret_name=names.munge_secret_name(cfg),
+                reader_role_name_prefix=names.role_name_prefix(cfg),
+            ),
+        )
+        self.munge_key.secret.override_logical_id("MungeKeySecret")
+        for fact, value in facts.items():
+            ssm.CfnParameter(
+                self,
+                f"Fact-{fact}",
+                name=names.storage_parameter(cfg, fact),
+                type="String",
+                value=value,
+                description=f"gpucluster {cfg.name}: {fact} for node bootstrap",
+            )
