@@ -1,0 +1,51 @@
+# Two commands on a fresh machine: `make synth` and `make test`.
+# Each sets up what it needs first (Python venv in .venv, the CDK CLI in node_modules).
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+SETUP_STAMP := $(VENV)/.gpucluster-setup
+CONFIG ?= examples/default.yaml
+OUT ?= cdk.out
+
+.PHONY: setup synth cdk-synth test test-fast test-slurm snapshots bench lint clean
+
+$(SETUP_STAMP): pyproject.toml package.json package-lock.json
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+setup: $(SETUP_STAMP)
+
+## Synthesize the default cluster offline into cdk.out (no AWS credentials needed).
+synth: setup
+	$(VENV)/bin/gpucluster synth $(CONFIG) -o $(OUT)
+
+## The same through the CDK CLI: make cdk-synth CONFIG=examples/mixed.yaml
+cdk-synth: setup
+	npx cdk synth --quiet -c config=$(CONFIG) -o $(OUT)
+
+## The whole suite: unit, snapshot, shell, and real-Slurm integration tests.
+test: setup
+	$(PY) -m pytest -q
+
+test-fast: setup
+	$(PY) -m pytest -q -m "not slurm"
+
+test-slurm: setup
+	$(PY) -m pytest -q -m slurm
+
+## Accept the current synthesized templates as the new snapshots.
+snapshots: setup
+	$(PY) -m pytest -q tests/test_snapshots.py --snapshot-update
+
+bench: setup
+	$(PY) bench/run.py
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(OUT) .pytest_cache

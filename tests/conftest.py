@@ -1,0 +1,40 @@
+"""Shared fixtures: every example is synthesized once per test session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpucluster.config import ClusterConfig
+from gpucluster.loader import load_config
+from gpucluster.synth import SynthResult, synthesize
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+EXAMPLE_NAMES = [path.stem for path in EXAMPLES]
+
+
+@pytest.fixture(scope="session")
+def example_configs() -> dict[str, ClusterConfig]:
+    return {path.stem: load_config(path) for path in EXAMPLES}
+
+
+@pytest.fixture(scope="session")
+def synthesized(tmp_path_factory, example_configs) -> dict[str, SynthResult]:
+    """Each example's cloud assembly, synthesized exactly once per session."""
+    root = tmp_path_factory.mktemp("cdk-out")
+    return {name: synthesize(cfg, root / name) for name, cfg in example_configs.items()}
+
+
+def resources_of(template: dict, kind: str) -> dict[str, dict]:
+    return {
+        logical: resource
+        for logical, resource in template.get("Resources", {}).items()
+        if resource["Type"] == kind
+    }
+
+
+def load_json(path: Path) -> dict:
+    return json.loads(path.read_text())
