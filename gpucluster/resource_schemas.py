@@ -1,0 +1,94 @@
+"""How CloudFormation updates a resource type, read from the schemas cfn-lint ships.
+
+A change to a `createOnlyProperties` pointer replaces the resource; a change to a
+`conditionalCreateOnlyProperties` pointer may replace it (CloudFormation decides at
+deploy time, e.g. an instance type change on an instance-store instance). Which types
+hold data also comes from cfn-lint (its StatefulResources list), not from us.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+# The published registry schema of AWS::FSx::FileSystem (the one cfn-lint ships, and
+# the CloudformationSchema.zip it is built from) lists only top-level create-only
+# properties, yet the CloudFormation Template Reference documents these nested ones as
+# "Update requires: Replacement". Missing them would let a deployment-type edit
+# silently destroy the file system, so they are added to what the schema says, each
+# with the page that documents it. Remove an entry once cfn-lint's schema carries it
+# (tests/test_diff.py fails when that happens).
+DOCUMENTED_REPLACEMENTS: dict[str, dict[str, str]] = {
+    "AWS::FSx::FileSystem": {
+        "/properties/LustreConfiguration/DeploymentType": (
+            "https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/"
+            "aws-properties-fsx-filesystem-lustreconfiguration.html"
+            "#cfn-fsx-filesystem-lustreconfiguration-deploymenttype"
+        ),
+        "/properties/LustreConfiguration/CopyTagsToBackups": (
+            "https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/"
+            "aws-properties-fsx-filesystem-lustreconfiguration.html"
+            "#cfn-fsx-filesystem-lustreconfiguration-copytagstobackups"
+        ),
+    },
+}
+
+
+class SchemaUnavailable(RuntimeError):
+    """cfn-lint is not installed, so update behaviour cannot be looked up."""
+
+
+@dataclass(frozen=True)
+class UpdateRules:
+    """JSON pointers (`/properties/...`) whose change replaces or may replace the resource."""
+
+    resource_type: str
+    create_only: tuple[str, ...]
+    conditional: tuple[str, ...]
+    known: bool
+
+
+def _schema_manager():
+    try:
+        from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
+    except ImportError as exc:
+        raise SchemaUnavailable(
+            "gpucluster diff reads CloudFormation resource schemas from cfn-lint; "
+            "install it (`pip install cfn-lint`, or `make setup`)"
+        ) from exc
+    return PROVIDER_SCHEMA_MANAGER
+
+
+def resource_schema(resource_type: str, region: str) -> dict | None:
+    """The provider schema cfn-lint holds for `resource_type` in `region`, or None."""
+    from cfnlint.schema import ResourceNotFoundError
+
+    try:
+        return _schema_manager().get_resource_schema(region, resource_type).schema
+    except ResourceNotFoundError:
+        return None
+
+
+@cache
+def update_rules(resource_type: str, region: str = "us-east-1") -> UpdateRules:
+    """Update behaviour of `resource_type`; `known` is False when no schema describes it."""
+    schema = resource_schema(resource_type, region)
+    documented = tuple(DOCUMENTED_REPLACEMENTS.get(resource_type, {}))
+    if schema is None:
+        return UpdateRules(resource_type, documented, (), known=False)
+    create_only = tuple(schema.get("createOnlyProperties", ()))
+    create_only += tuple(p for p in documented if p not in create_only)
+    conditional = tuple(schema.get("conditionalCreateOnlyProperties", ()))
+    return UpdateRules(resource_type, create_only, conditional, known=True)
+
+
+@cache
+def stateful_types() -> frozenset[str]:
+    """Types cfn-lint considers to hold data (file systems, volumes, secrets, tables, ...)."""
+    _schema_manager()
+    from cfnlint.data import AdditionalSpecs
+
+    text = resources.files(AdditionalSpecs).joinpath("StatefulResources.json").read_text()
+    return frozenset(json.loads(text)["ResourceTypes"])
