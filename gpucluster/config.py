@@ -35,8 +35,14 @@ RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
-def _fail(kind: str, message: str) -> PydanticCustomError:
-    return PydanticCustomError(kind, message)
+def _fail(kind: str, message: str, at: str | None = None) -> PydanticCustomError:
+    """A validation error; `at` names the field when a model-level check finds it."""
+    return PydanticCustomError(kind, message, {"at": at} if at else None)
+
+
+def _fail_at(field: str, message: str) -> PydanticCustomError:
+    """An error found by a model-level check, reported at `field` below the model."""
+    return _fail("invalid", message, at=field)
 
 
 class StrictModel(BaseModel):
@@ -126,8 +132,8 @@ class NetworkConfig(StrictModel):
     @model_validator(mode="after")
     def _imported_vpc_needs_subnet(self) -> NetworkConfig:
         if (self.vpc_id is None) != (self.subnet_id is None):
-            raise _fail(
-                "network",
+            raise _fail_at(
+                "subnet_id",
                 "vpc_id and subnet_id go together: set both to use an existing VPC "
                 "(subnet_id a private subnet in availability_zone), or neither to create one",
             )
@@ -217,18 +223,18 @@ class CapacityBlockCapacity(StrictModel):
     @model_validator(mode="after")
     def _window(self) -> CapacityBlockCapacity:
         if self.start >= self.end:
-            raise _fail(
-                "window", f"start {self.start:%Y-%m-%dT%H:%MZ} must be before end {self.end:%Y-%m-%dT%H:%MZ}"
+            raise _fail_at(
+                "start", f"start {self.start:%Y-%m-%dT%H:%MZ} must be before end {self.end:%Y-%m-%dT%H:%MZ}"
             )
         if self.end.timetz().replace(tzinfo=None) != CAPACITY_BLOCK_END_UTC:
-            raise _fail(
-                "window",
+            raise _fail_at(
+                "end",
                 f"end {self.end:%Y-%m-%dT%H:%MZ} is not at 11:30 UTC; every Capacity Block ends "
                 "at 11:30 UTC: copy EndDate from `aws ec2 describe-capacity-reservations`",
             )
         duration = self.end - self.start
         if duration > timedelta(days=182):
-            raise _fail("window", "a Capacity Block lasts at most 182 days; check start and end")
+            raise _fail_at("end", "a Capacity Block lasts at most 182 days; check start and end")
         return self
 
 
@@ -267,22 +273,22 @@ class ComputeGroupConfig(StrictModel):
     def _catalog_rules(self) -> ComputeGroupConfig:
         catalog = load_catalog()
         if self.instance_type not in catalog:
-            raise _fail(
+            raise _fail_at(
                 "instance_type",
                 f"{self.instance_type} is not in the GPU instance catalog; "
                 f"choose one of: {', '.join(catalog.names())}",
             )
         info = catalog.get(self.instance_type)
         if self.efa and not info.efa_supported:
-            raise _fail("efa", f"{self.instance_type} has no EFA; set efa: false or pick an EFA type")
+            raise _fail_at("efa", f"{self.instance_type} has no EFA; set efa: false or pick an EFA type")
         if isinstance(self.capacity, CapacityBlockCapacity):
             if not info.capacity_block_supported:
-                raise _fail(
+                raise _fail_at(
                     "capacity",
                     f"Capacity Blocks are not sold for {self.instance_type}; use type on-demand or odcr",
                 )
             if self.count > max(CAPACITY_BLOCK_SIZES):
-                raise _fail(
+                raise _fail_at(
                     "count",
                     f"{self.count} nodes exceed the largest Capacity Block (64); "
                     "split the nodes into several groups, one per block",
@@ -339,31 +345,33 @@ class FsxLustreConfig(StrictModel):
             valid = size in (1200, 2400) or (size > 2400 and size % 2400 == 0)
             hint = "1200, 2400, or a multiple of 2400"
         if not valid:
-            raise _fail("storage_gib", f"{size} GiB is not a valid {self.deployment_type} size; use {hint}")
+            raise _fail_at(
+                "storage_gib", f"{size} GiB is not a valid {self.deployment_type} size; use {hint}"
+            )
         allowed = FSX_THROUGHPUT.get(self.deployment_type)
         if allowed is None and self.throughput_per_tib is not None:
-            raise _fail(
+            raise _fail_at(
                 "throughput_per_tib",
                 f"{self.deployment_type} has no throughput setting; set throughput_per_tib: null",
             )
         if allowed is not None and self.throughput_per_tib not in allowed:
-            raise _fail(
+            raise _fail_at(
                 "throughput_per_tib",
                 f"{self.throughput_per_tib} is not offered for {self.deployment_type}; "
                 f"use one of {', '.join(map(str, allowed))}",
             )
         if self.efa and self.deployment_type != "PERSISTENT_2":
-            raise _fail("efa", "EFA-enabled FSx for Lustre needs deployment_type PERSISTENT_2")
+            raise _fail_at("efa", "EFA-enabled FSx for Lustre needs deployment_type PERSISTENT_2")
         if self.metadata_iops is not None:
             if self.deployment_type != "PERSISTENT_2":
-                raise _fail("metadata_iops", "metadata_iops applies to PERSISTENT_2 only; remove it")
+                raise _fail_at("metadata_iops", "metadata_iops applies to PERSISTENT_2 only; remove it")
             ok = self.metadata_iops in (1500, 3000) or (
                 self.metadata_iops % 6000 == 0 and 6000 <= self.metadata_iops <= 192000
             )
             if not ok:
-                raise _fail("metadata_iops", "use 1500, 3000, or a multiple of 6000 up to 192000")
+                raise _fail_at("metadata_iops", "use 1500, 3000, or a multiple of 6000 up to 192000")
         if not re.match(r"^/[a-zA-Z0-9_/-]+$", self.mount_point) or self.mount_point in ("/", "/home"):
-            raise _fail("mount_point", "use an absolute path other than / and /home, e.g. /fsx")
+            raise _fail_at("mount_point", "use an absolute path other than / and /home, e.g. /fsx")
         return self
 
 
@@ -485,7 +493,7 @@ class ClusterConfig(StrictModel):
     @model_validator(mode="after")
     def _cross_field(self) -> ClusterConfig:
         if not re.match(rf"^{re.escape(self.region)}[a-z]$", self.availability_zone):
-            raise _fail(
+            raise _fail_at(
                 "availability_zone",
                 f"{self.availability_zone} is not in region {self.region}; use the region name "
                 "plus a letter, e.g. " + f"{self.region}a",
@@ -493,12 +501,12 @@ class ClusterConfig(StrictModel):
         names = [group.name for group in self.compute_groups]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
-            raise _fail("compute_groups", f"group names must be unique; repeated: {', '.join(dupes)}")
+            raise _fail_at("compute_groups", f"group names must be unique; repeated: {', '.join(dupes)}")
         fsx = self.storage.fsx_lustre
         if fsx is not None and fsx.efa:
             for group in self.compute_groups:
                 if not group.efa:
-                    raise _fail(
+                    raise _fail_at(
                         "storage.fsx_lustre.efa",
                         f"EFA-enabled FSx needs EFA clients, but group {group.name} has efa: false",
                     )

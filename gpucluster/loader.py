@@ -5,7 +5,6 @@ Users see one line per problem: the field path, what is wrong, how to fix it.
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 import yaml
@@ -13,7 +12,7 @@ from pydantic import ValidationError
 
 from gpucluster.config import ClusterConfig
 
-DEFAULT_CONFIG_NAME = "default.yaml"
+UNION_TAGS = frozenset({"on-demand", "odcr", "capacity-block"})
 
 
 class ConfigError(Exception):
@@ -25,10 +24,14 @@ class ConfigError(Exception):
         self.problems = problems
 
 
-def _field_path(loc: tuple) -> str:
+def _field_path(loc: tuple, at: str | None) -> str:
     # Discriminated unions add the tag ('capacity-block') to the location;
     # users wrote `capacity.reservation_id`, so drop tags and model names.
-    parts = [str(p) for p in loc if not (isinstance(p, str) and ("-" in p or p[:1].isupper()))]
+    parts = [
+        _printable(str(p)) for p in loc if not (isinstance(p, str) and (p in UNION_TAGS or p[:1].isupper()))
+    ]
+    if at:
+        parts.extend(at.split("."))
     return ".".join(parts) or "(top level)"
 
 
@@ -50,8 +53,16 @@ def _describe(error: dict) -> str:
     return message.replace("Input should be", "must be")
 
 
+def _printable(text: str) -> str:
+    """Keys and values come from the user's file: keep each problem on one line."""
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+
+
 def problems_from(exc: ValidationError) -> list[str]:
-    return [f"{_field_path(err['loc'])}: {_describe(err)}" for err in exc.errors()]
+    return [
+        f"{_field_path(err['loc'], (err.get('ctx') or {}).get('at'))}: {_printable(_describe(err))}"
+        for err in exc.errors()
+    ]
 
 
 def parse_config(text: str, source: str = "<config>") -> ClusterConfig:
@@ -60,7 +71,7 @@ def parse_config(text: str, source: str = "<config>") -> ClusterConfig:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
-        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        reason = _printable(getattr(exc, "problem", None) or str(exc).splitlines()[0])
         raise ConfigError(source, [f"(yaml) {where}: {reason}; fix the YAML syntax"]) from None
     if not isinstance(data, dict):
         raise ConfigError(
@@ -84,7 +95,3 @@ def load_config(path: str | Path) -> ClusterConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(str(path), [f"(file): cannot be read ({exc}); pass a UTF-8 YAML file"]) from None
     return parse_config(text, str(path))
-
-
-def default_config_path() -> Path:
-    return Path(str(resources.files("gpucluster").joinpath("..", "examples", DEFAULT_CONFIG_NAME)))

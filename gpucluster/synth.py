@@ -17,6 +17,7 @@ from gpucluster.loader import load_config
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CDK_JSON = REPO_ROOT / "cdk.json"
+DEFAULT_CONFIG = REPO_ROOT / "examples" / "default.yaml"
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def app_from_context():
 
     # The CLI hands cdk.json's context and every -c value to the app through
     # the environment; a bare App reads them, and build_app's App does too.
-    config_path = cdk.App().node.try_get_context("config") or "examples/default.yaml"
+    config_path = cdk.App().node.try_get_context("config") or DEFAULT_CONFIG
     return build_app(load_config(config_path))
 
 

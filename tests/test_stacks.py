@@ -31,7 +31,9 @@ def compute_launch_templates(template):
 
 def launch_template_for(template, group_name):
     prefix = f"Compute{group_name}LaunchTemplate"
-    matches = [res for logical, res in compute_launch_templates(template).items() if logical.startswith(prefix)]
+    matches = [
+        res for logical, res in compute_launch_templates(template).items() if logical.startswith(prefix)
+    ]
     assert len(matches) == 1, f"expected one launch template for {group_name}"
     return matches[0]["Properties"]["LaunchTemplateData"]
 
@@ -206,7 +208,9 @@ def test_imdsv2_and_encrypted_root_volumes_everywhere(synthesized):
                     assert mapping["Ebs"]["Encrypted"] is True
                     assert mapping["Ebs"]["VolumeType"] == "gp3"
             for instance in resources_of(template, "AWS::EC2::Instance").values():
-                assert "LaunchTemplate" in instance["Properties"], "instances get IMDSv2 from a launch template"
+                assert "LaunchTemplate" in instance["Properties"], (
+                    "instances get IMDSv2 from a launch template"
+                )
             for fs in resources_of(template, "AWS::EFS::FileSystem").values():
                 assert fs["Properties"]["Encrypted"] is True
 
