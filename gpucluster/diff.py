@@ -229,8 +229,12 @@ def _walk(node: Any, segments: list[str]) -> Any:
     return MISSING
 
 
+IMPORT_PREFIX = "export "
+
+
 def _references(node: Any) -> set[str]:
-    """Logical IDs a value refers to through Ref, Fn::GetAtt or Fn::Sub."""
+    """What a value depends on: logical IDs (Ref, Fn::GetAtt, Fn::Sub) and, prefixed with
+    IMPORT_PREFIX, the export names it reads through Fn::ImportValue."""
     if isinstance(node, list):
         return set().union(*(_references(item) for item in node)) if node else set()
     if not isinstance(node, dict):
@@ -247,6 +251,8 @@ def _references(node: Any) -> set[str]:
             text, variables = (value, {}) if isinstance(value, str) else (value[0], value[1])
             found |= {n for n in _SUB_REFERENCE.findall(text) if n not in variables}
             found |= _references(variables)
+        elif key == "Fn::ImportValue" and isinstance(value, str):
+            found.add(IMPORT_PREFIX + value)
         else:
             found |= _references(value)
     return found
@@ -282,7 +288,7 @@ def _is_stateful(resource: dict) -> bool:
 
 @dataclass
 class _Assessment:
-    """Mutable while references to replaced resources are followed."""
+    """One resource present on both sides; grows while replacements are followed."""
 
     before: dict
     after: dict
@@ -316,85 +322,112 @@ def _assess(before: dict, after: dict, region: str) -> _Assessment:
     return assessment
 
 
-def _follow_replacements(assessments: dict[str, _Assessment], region: str) -> None:
-    """A new physical ID reaches every property that refers to the replaced resource."""
-    replaced = {lid for lid, a in assessments.items() if a.replaced_by}
-    frontier = set(replaced)
-    while frontier:
-        newly: set[str] = set()
-        for logical_id, assessment in assessments.items():
-            if logical_id in replaced:
+@dataclass
+class _StackState:
+    name: str
+    before: Template
+    after: Template
+    assessments: dict[str, _Assessment]
+    replaced: set[str]
+
+    def changed_exports(self) -> set[str]:
+        """Exports whose value moves: rewritten, or referring to a replaced resource."""
+        old = self.before.get("Outputs", {})
+        moved: set[str] = set()
+        for key, output in self.after.get("Outputs", {}).items():
+            export = output.get("Export", {}).get("Name")
+            if not isinstance(export, str):
                 continue
+            rewritten = key in old and old[key].get("Value") != output.get("Value")
+            if rewritten or _references(output.get("Value")) & self.replaced:
+                moved.add(IMPORT_PREFIX + export)
+        return moved
+
+
+def _describe_hits(hit: set[str]) -> str:
+    return ", ".join(sorted(hit))
+
+
+def _follow_replacements(states: list[_StackState], region: str) -> None:
+    """A replaced resource gets a new physical ID, and so does every resource whose
+    create-only property refers to it, also from another stack through an export."""
+    progress = True
+    while progress:
+        progress = False
+        moved_exports = set().union(*(state.changed_exports() for state in states))
+        for state in states:
+            frontier = state.replaced | moved_exports
+            for logical_id, assessment in state.assessments.items():
+                if logical_id in state.replaced:
+                    continue
+                props = assessment.after.get("Properties", {})
+                for pointer in update_rules(assessment.after["Type"], region).create_only:
+                    hit = _references(_value_at(props, pointer)) & frontier
+                    if hit:
+                        assessment.replaced_by.append(
+                            f"{_property_name(pointer)} refers to {_describe_hits(hit)}, which is replaced"
+                        )
+                if assessment.replaced_by:
+                    state.replaced.add(logical_id)
+                    progress = True
+    moved_exports = set().union(*(state.changed_exports() for state in states))
+    for state in states:
+        frontier = state.replaced | moved_exports
+        for logical_id, assessment in state.assessments.items():
             props = assessment.after.get("Properties", {})
-            for pointer in update_rules(assessment.after["Type"], region).create_only:
+            for pointer in update_rules(assessment.after["Type"], region).conditional:
                 hit = _references(_value_at(props, pointer)) & frontier
                 if hit:
-                    assessment.replaced_by.append(
-                        f"{_property_name(pointer)} refers to {', '.join(sorted(hit))}, "
-                        "which is replaced"
+                    assessment.may_replace.append(
+                        f"{_property_name(pointer)} refers to replaced {_describe_hits(hit)}"
                     )
-                    newly.add(logical_id)
-        replaced |= newly
-        frontier = newly
-    for logical_id, assessment in assessments.items():
-        props = assessment.after.get("Properties", {})
-        rules = update_rules(assessment.after["Type"], region)
-        for pointer in rules.conditional:
-            hit = _references(_value_at(props, pointer)) & replaced
-            if hit:
-                assessment.may_replace.append(
-                    f"{_property_name(pointer)} refers to replaced {', '.join(sorted(hit))}"
-                )
-        for key, value in props.items():
-            hit = _references(value) & (replaced - {logical_id})
-            if hit and key not in assessment.changed:
-                assessment.changed.append(f"{key} (refers to replaced {', '.join(sorted(hit))})")
+            for key, value in props.items():
+                hit = _references(value) & (frontier - {logical_id})
+                if hit and key not in assessment.changed:
+                    assessment.changed.append(f"{key} (refers to replaced {_describe_hits(hit)})")
 
 
-def _resources(template: Template | None) -> dict[str, dict]:
-    return normalize_template(template).get("Resources", {}) if template else {}
+def _stack_state(name: str, baseline: Template | None, current: Template | None, region: str) -> _StackState:
+    before = normalize_template(baseline) if baseline else {}
+    after = normalize_template(current) if current else {}
+    old, new = before.get("Resources", {}), after.get("Resources", {})
+    assessments = {
+        logical_id: _assess(old[logical_id], new[logical_id], region)
+        for logical_id in sorted(old.keys() & new.keys())
+    }
+    replaced = {logical_id for logical_id, a in assessments.items() if a.replaced_by}
+    return _StackState(name, before, after, assessments, replaced)
 
 
-def _diff_stack(
-    name: str,
-    baseline: Template | None,
-    current: Template | None,
-    allow: frozenset[str],
-    region: str,
-) -> StackDiff:
-    before, after = _resources(baseline), _resources(current)
+def _stack_diff(state: _StackState, allow: frozenset[str]) -> StackDiff:
+    old, new = state.before.get("Resources", {}), state.after.get("Resources", {})
 
     def allowed(logical_id: str) -> bool:
-        return logical_id in allow or f"{name}/{logical_id}" in allow
+        return logical_id in allow or f"{state.name}/{logical_id}" in allow
 
     changes: list[ResourceChange] = []
-    for logical_id in sorted(before.keys() - after.keys()):
-        resource = before[logical_id]
-        changes.append(ResourceChange(name, logical_id, resource.get("Type", "?"),
+    for logical_id in sorted(old.keys() - new.keys()):
+        resource = old[logical_id]
+        changes.append(ResourceChange(state.name, logical_id, resource.get("Type", "?"),
                                       ChangeKind.DELETED, _is_stateful(resource),
                                       allowed=allowed(logical_id)))
-    for logical_id in sorted(after.keys() - before.keys()):
-        resource = after[logical_id]
-        changes.append(ResourceChange(name, logical_id, resource.get("Type", "?"),
+    for logical_id in sorted(new.keys() - old.keys()):
+        resource = new[logical_id]
+        changes.append(ResourceChange(state.name, logical_id, resource.get("Type", "?"),
                                       ChangeKind.ADDED, _is_stateful(resource)))
-    assessments = {
-        logical_id: _assess(before[logical_id], after[logical_id], region)
-        for logical_id in sorted(before.keys() & after.keys())
-    }
-    _follow_replacements(assessments, region)
-    for logical_id, a in assessments.items():
+    for logical_id, a in state.assessments.items():
         if not (a.changed or a.replaced_by or a.may_replace):
             continue
         kind = ChangeKind.REPLACED if a.replaced_by else ChangeKind.MODIFIED
         stateful = _is_stateful(a.before) or _is_stateful(a.after)
         changes.append(ResourceChange(
-            name, logical_id, a.after.get("Type", "?"), kind, stateful,
+            state.name, logical_id, a.after.get("Type", "?"), kind, stateful,
             changed=tuple(a.changed), replaced_by=tuple(a.replaced_by),
             may_replace=tuple(a.may_replace), allowed=allowed(logical_id),
         ))
     order = list(ChangeKind)
     changes.sort(key=lambda c: (order.index(c.kind), c.logical_id))
-    return StackDiff(name, tuple(changes))
+    return StackDiff(state.name, tuple(changes))
 
 
 def diff_templates(
@@ -405,10 +438,12 @@ def diff_templates(
 ) -> DiffReport:
     """Compare stacks by name; `allow_replace` holds `LogicalId` or `Stack/LogicalId`."""
     allow = frozenset(allow_replace)
-    stacks = tuple(
-        _diff_stack(name, baseline.get(name), current.get(name), allow, region)
+    states = [
+        _stack_state(name, baseline.get(name), current.get(name), region)
         for name in sorted(baseline.keys() | current.keys())
-    )
+    ]
+    _follow_replacements(states, region)
+    stacks = tuple(_stack_diff(state, allow) for state in states)
     used = {
         key
         for stack in stacks

@@ -263,6 +263,43 @@ def test_replaced_subnet_replaces_the_file_system_that_refers_to_it():
     assert report.exit_code == 1
 
 
+def network_template(availability_zone: str) -> dict:
+    return {
+        "Resources": {
+            "ClusterSubnet": {
+                "Type": "AWS::EC2::Subnet",
+                "Properties": {
+                    "VpcId": "vpc-0a1b2c3d4e5f67890",
+                    "CidrBlock": "10.80.0.0/20",
+                    "AvailabilityZone": availability_zone,
+                },
+            }
+        },
+        "Outputs": {
+            "ExportsOutputRefClusterSubnet": {
+                "Value": {"Ref": "ClusterSubnet"},
+                "Export": {"Name": "demo-network:ExportsOutputRefClusterSubnet"},
+            }
+        },
+    }
+
+
+def test_subnet_replaced_in_another_stack_replaces_the_file_system():
+    def imported(t):
+        fsx_props(t)["SubnetIds"] = [{"Fn::ImportValue": "demo-network:ExportsOutputRefClusterSubnet"}]
+
+    baseline = edited(imported)
+    baseline["demo-network"] = network_template("us-east-2a")
+    current = copy.deepcopy(baseline)
+    current["demo-network"] = network_template("us-east-2b")
+    report = diff_templates(baseline, current, region=REGION)
+    assert report.change("demo-network", "ClusterSubnet").kind == ChangeKind.REPLACED
+    assert report.change(STORAGE, FSX).replaced_by == (
+        "SubnetIds refers to export demo-network:ExportsOutputRefClusterSubnet, which is replaced",
+    )
+    assert [c.logical_id for c in report.blocking] == [FSX]
+
+
 def test_fsx_compression_change_is_in_place():
     current = edited(lambda t: lustre(t).update(DataCompressionType="NONE"))
     report = diff_templates(stacks(), current, region=REGION)
