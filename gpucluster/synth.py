@@ -82,7 +82,7 @@ def build_app(cfg: ClusterConfig, outdir: str | None = None, context: dict | Non
         ),
         env=env,
         description=f"{description}: head, login and compute nodes",
-    ).add_dependency(storage, "nodes mount the file systems at boot")
+    ).add_stack_dependency(storage, "nodes mount the file systems at boot")
     for key, value in {**cfg.tags, "gpucluster:cluster": cfg.name}.items():
         cdk.Tags.of(app).add(key, value)
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
