@@ -1,0 +1,242 @@
+"""The secret scan finds key material and literal passwords, and stays quiet on look-alikes.
+
+Every secret below is made at run time (fresh keys, concatenated example ids), so the
+repository itself never holds one.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import tarfile
+import zipfile
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+
+from gpucluster.secret_scan import FindingKind, run_scan, scan_bytes, scan_path
+
+ACCESS_KEY_ID = "AKIA" + "IOSFODNN7EXAMPLE"
+SESSION_KEY_ID = "ASIA" + "Q3EGUMAXXEXAMPLE"
+SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+SHA256 = "5955c51e88df0c5ed538d87abb5264609d4bad55fa8570745ed5d4ec66c8ab91"
+
+
+def pem_private_key(kind: str) -> str:
+    if kind == "ec":
+        key = ec.generate_private_key(ec.SECP256R1())
+        form = serialization.PrivateFormat.TraditionalOpenSSL
+    else:
+        key = ed25519.Ed25519PrivateKey.generate()
+        form = serialization.PrivateFormat.OpenSSH
+    return key.private_bytes(serialization.Encoding.PEM, form, serialization.NoEncryption()).decode()
+
+
+def kinds(findings) -> list[FindingKind]:
+    return [f.kind for f in findings]
+
+
+def template(resources: dict, parameters: dict | None = None) -> bytes:
+    body = {"Resources": resources}
+    if parameters:
+        body["Parameters"] = parameters
+    return json.dumps(body, indent=1).encode()
+
+
+# --- positives ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["ec", "openssh"])
+def test_pem_private_keys_are_found(kind):
+    text = "#!/bin/bash\ncat > /root/.ssh/id <<'EOF'\n" + pem_private_key(kind) + "EOF\n"
+    findings = scan_bytes("userdata.sh", text.encode())
+    assert kinds(findings) == [FindingKind.PRIVATE_KEY]
+    assert findings[0].line == 3
+    assert "PRIVATE KEY" in findings[0].detail
+
+
+def test_aws_credentials_are_found_without_echoing_them():
+    text = (
+        "[default]\n"
+        f"aws_access_key_id = {ACCESS_KEY_ID}\n"
+        f"aws_secret_access_key = {SECRET_ACCESS_KEY}\n"
+        f"export AWS_ACCESS_KEY_ID={SESSION_KEY_ID}\n"
+    )
+    findings = scan_bytes("credentials", text.encode())
+    assert sorted((f.line, f.kind) for f in findings) == [
+        (2, FindingKind.AWS_ACCESS_KEY_ID),
+        (3, FindingKind.AWS_SECRET_ACCESS_KEY),
+        (4, FindingKind.AWS_ACCESS_KEY_ID),
+    ]
+    shown = " ".join(f.detail for f in findings)
+    assert ACCESS_KEY_ID not in shown and SECRET_ACCESS_KEY not in shown
+
+
+def test_base64_munge_key_is_found():
+    blob = base64.b64encode(os.urandom(1024)).decode()
+    text = f"#!/bin/bash\necho '{blob}' | base64 -d > /etc/munge/munge.key\n"
+    findings = scan_bytes("head.sh", text.encode())
+    assert kinds(findings) == [FindingKind.KEY_BLOB]
+    assert "1024" in findings[0].detail
+
+
+def test_a_file_named_munge_key_is_found_whatever_it_holds():
+    assert kinds(scan_bytes("etc/munge/munge.key", os.urandom(128))) == [FindingKind.KEY_BLOB]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "db:\n  password: hunter2hunter2\n",
+        'PASSWORD="s3cr3t-value"\n',
+        "StoragePass=slurmdbpass\n",
+    ],
+)
+def test_literal_passwords_in_rendered_files_are_found(text):
+    assert kinds(scan_bytes("rendered.conf", text.encode())) == [FindingKind.LITERAL_PASSWORD]
+
+
+def test_literal_passwords_in_cloudformation_are_found():
+    resources = {
+        "Database": {
+            "Type": "AWS::RDS::DBInstance",
+            "Properties": {"MasterUsername": "admin", "MasterUserPassword": "hunter2hunter2"},
+        },
+        "Joined": {
+            "Type": "AWS::RDS::DBCluster",
+            "Properties": {"MasterUserPassword": {"Fn::Join": ["", ["hunter", {"Ref": "Suffix"}]]}},
+        },
+        "Literal": {
+            "Type": "AWS::SecretsManager::Secret",
+            "Properties": {"SecretString": '{"password":"hunter2"}'},
+        },
+        "Directory": {
+            "Type": "AWS::FSx::FileSystem",
+            "Properties": {
+                "WindowsConfiguration": {
+                    "SelfManagedActiveDirectoryConfiguration": {"UserName": "a", "Password": "pw1"}
+                }
+            },
+        },
+    }
+    parameters = {"DbPassword": {"Type": "String", "NoEcho": True, "Default": "changeme"}}
+    findings = scan_bytes("demo-storage.template.json", template(resources, parameters))
+    details = sorted(f.detail.split(" ")[0] for f in findings)
+    assert details == [
+        "Parameters/DbPassword",
+        "Resources/Database/MasterUserPassword",
+        "Resources/Directory/WindowsConfiguration/SelfManagedActiveDirectoryConfiguration/Password",
+        "Resources/Joined/MasterUserPassword",
+        "Resources/Literal/SecretString",
+    ]
+    assert set(kinds(findings)) == {FindingKind.LITERAL_PASSWORD}
+    text = template(resources, parameters).decode().splitlines()
+    database = next(f for f in findings if "Database" in f.detail)
+    assert "MasterUserPassword" in text[database.line - 1]
+
+
+def test_archives_are_opened(tmp_path):
+    bundle = io.BytesIO()
+    with tarfile.open(fileobj=bundle, mode="w:gz") as tar:
+        data = pem_private_key("ec").encode()
+        info = tarfile.TarInfo("bin/bootstrap.sh")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    (tmp_path / "asset.abc").mkdir()
+    (tmp_path / "asset.abc" / "bundle.tar.gz").write_bytes(bundle.getvalue())
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w") as archive:
+        archive.writestr("index.py", f"KEY = '{ACCESS_KEY_ID}'\n")
+    (tmp_path / "asset.def.zip").write_bytes(packed.getvalue())
+    findings = scan_path(tmp_path)
+    assert sorted((f.file.removeprefix(tmp_path.as_posix() + "/"), f.kind) for f in findings) == [
+        ("asset.abc/bundle.tar.gz!bin/bootstrap.sh", FindingKind.PRIVATE_KEY),
+        ("asset.def.zip!index.py", FindingKind.AWS_ACCESS_KEY_ID),
+    ]
+
+
+# --- negatives ---------------------------------------------------------------------------
+
+
+def test_references_and_generated_secrets_are_not_findings():
+    resources = {
+        "MungeKeySecret": {
+            "Type": "AWS::SecretsManager::Secret",
+            "Properties": {
+                "Name": "gpucluster/demo/munge-key",
+                "GenerateSecretString": {
+                    "PasswordLength": 1024,
+                    "GenerateStringKey": "password",
+                    "SecretStringTemplate": '{"user":"munge"}',
+                },
+            },
+        },
+        "Database": {
+            "Type": "AWS::RDS::DBInstance",
+            "Properties": {
+                "MasterUserPassword": "{{resolve:secretsmanager:MySecret:SecretString:password}}",
+                "Other": {"Fn::Sub": "{{resolve:secretsmanager:${Secret}:SecretString:password}}"},
+            },
+        },
+        "Cluster": {
+            "Type": "AWS::RDS::DBCluster",
+            "Properties": {
+                "MasterUserPassword": {"Ref": "DbPassword"},
+                "ManageMasterUserPassword": True,
+            },
+        },
+        "Policy": {
+            "Type": "AWS::Cognito::UserPool",
+            "Properties": {"Policies": {"PasswordPolicy": {"MinimumLength": 12}}},
+        },
+    }
+    parameters = {"DbPassword": {"Type": "String", "NoEcho": True}}
+    assert scan_bytes("demo-storage.template.json", template(resources, parameters)) == []
+
+
+def test_rendered_look_alikes_are_not_findings():
+    low_entropy = base64.b64encode(b"#!/bin/bash\necho hello\n" * 80).decode()
+    text = "\n".join(
+        [
+            "#!/bin/bash",
+            "set -euo pipefail",
+            f"BUNDLE_SHA256={SHA256}",
+            f"ASSET=s3://cdk-hnb659fds-assets-123456789012-us-east-2/{SHA256}.tar.gz",
+            'read -rsp "password: " answer',
+            "password: ${DB_PASSWORD}",
+            "password=$(aws secretsmanager get-secret-value --secret-id x --query SecretString)",
+            "AccountingStoragePass=/var/run/munge/munge.socket.2",
+            "INSTANCE_ID=AKIAWORD",  # too short to be an access key id
+            "REQUEST=XAKIAIOSFODNN7EXAMPLEX",  # embedded in a longer token
+            f"BLOB={low_entropy}",
+            "secret_access_key: ${AWS_SECRET_ACCESS_KEY}",
+        ]
+    )
+    assert scan_bytes("bootstrap.sh", text.encode()) == []
+
+
+def test_template_password_keys_are_left_to_the_structural_scan():
+    # The text rule would flag `"Password": {` shapes; templates get the structural one only.
+    resources = {"R": {"Type": "AWS::X::Y", "Properties": {"Password": {"Ref": "P"}}}}
+    assert scan_bytes("a.template.json", template(resources)) == []
+    assert kinds(scan_bytes("notes.txt", b"Password = letmein\n")) == [FindingKind.LITERAL_PASSWORD]
+
+
+def test_a_truncated_archive_is_read_as_text():
+    findings = scan_bytes("broken.tar.gz", f"not gzip {ACCESS_KEY_ID}".encode())
+    assert kinds(findings) == [FindingKind.AWS_ACCESS_KEY_ID]
+
+
+def test_run_scan_exit_codes(tmp_path, capsys):
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    (clean / "a.sh").write_text("#!/bin/bash\necho ok\n")
+    assert run_scan([clean]) == 0
+    (clean / "b.conf").write_text("password: hunter2hunter2\n")
+    assert run_scan([clean]) == 1
+    out = capsys.readouterr().out
+    assert "b.conf" in out and "hunter2hunter2" not in out
+    assert run_scan([tmp_path / "missing"]) == 2
