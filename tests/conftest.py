@@ -7,9 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.config import ClusterConfig
-from gpucluster.loader import load_config
-from gpucluster.synth import SynthResult, synthesize
+from gpucluster.cdk_runtime import use_wheel_node
+
+use_wheel_node()
+
+from gpucluster.config import ClusterConfig  # noqa: E402
+from gpucluster.loader import load_config  # noqa: E402
+from gpucluster.synth import SynthResult, synthesize  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
