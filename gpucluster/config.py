@@ -485,9 +485,21 @@ class ClusterConfig(StrictModel):
     @field_validator("tags")
     @classmethod
     def _tags(cls, value: dict[str, str]) -> dict[str, str]:
-        for key in value:
-            if key.lower().startswith("aws:"):
-                raise _fail("tags", f"tag key '{key}' uses the reserved aws: prefix")
+        for key, tag_value in value.items():
+            if key.lower().startswith(("aws:", "gpucluster:")):
+                raise _fail(
+                    "tags", f"tag key '{key}' uses a reserved prefix (aws: or gpucluster:); rename it"
+                )
+            # Nodes read their tags from instance metadata, which refuses keys
+            # with spaces or '/' and then fails the launch.
+            if not re.match(r"^[A-Za-z0-9+\-=._:@]{1,128}$", key):
+                raise _fail(
+                    "tags",
+                    f"tag key '{key}' may only hold letters, digits and + - = . _ : @ (no spaces or /), "
+                    "1-128 characters, because instances expose their tags in instance metadata",
+                )
+            if len(tag_value) > 256:
+                raise _fail("tags", f"the value of tag '{key}' is longer than 256 characters")
         return value
 
     @model_validator(mode="after")

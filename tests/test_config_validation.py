@@ -120,6 +120,8 @@ INVALID = {
     "typo-key": (lambda d: d.update(compute_group=[]), "compute_group"),
     "wrong-type": (setitem("login_nodes.count", "two"), "login_nodes.count"),
     "missing-region": (lambda d: d.pop("region"), "region"),
+    "tag-key-with-slash": (lambda d: d.update(tags={"team/name": "x"}), "tags"),
+    "reserved-tag-prefix": (lambda d: d.update(tags={"gpucluster:cluster": "x"}), "tags"),
     "old-slurm": (lambda d: d.update(software={"slurm": "21.08.5"}), "software.slurm"),
 }
 

@@ -1,0 +1,46 @@
+"""`gpucluster synth`: templates on disk and a summary a user can act on."""
+
+from __future__ import annotations
+
+import re
+
+from typer.testing import CliRunner
+
+from gpucluster.cli import app
+from gpucluster.config import ClusterConfig
+from gpucluster.summary import user_data_sizes
+from gpucluster.userdata import USER_DATA_LIMIT
+from tests.conftest import REPO
+
+
+def test_synth_writes_three_templates_and_summarizes(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    out = tmp_path / "cdk.out"
+    result = CliRunner().invoke(app, ["synth", str(REPO / "examples/default.yaml"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    for stack in ("demo-network", "demo-storage", "demo-cluster"):
+        assert (out / f"{stack}.template.json").is_file()
+        assert re.search(rf"{stack}\s+│\s+\d+/500\s+│\s+[\d,]+", result.output), result.output
+    assert re.search(
+        r"gpu\s+│\s+p5\.48xlarge\s+│\s+capacity-block\s+│\s+2\s+│\s+16 x H100\s+│\s+32\s+│\s+no",
+        result.output,
+    )
+    for role in ("head", "login", "compute/gpu"):
+        assert re.search(rf"{re.escape(role)}\s+│\s+[\d,]+", result.output)
+
+
+def test_user_data_fits_the_budget_for_every_example(example_configs: dict[str, ClusterConfig]):
+    for name, cfg in example_configs.items():
+        sizes = user_data_sizes(cfg)
+        assert set(sizes) == {"head", "login", *(f"compute/{g.name}" for g in cfg.compute_groups)}
+        for role, size in sizes.items():
+            assert 0 < size <= USER_DATA_LIMIT, f"{name} {role}: {size} bytes"
+
+
+def test_synth_of_invalid_config_exits_2(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: demo\nregion: us-east-2\navailability_zone: us-east-2a\ncompute_groups: []\n")
+    result = CliRunner().invoke(app, ["synth", str(bad), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "compute_groups" in result.output
+    assert not (tmp_path / "out").exists()
