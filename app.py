@@ -4,6 +4,6 @@ from gpucluster.cdk_runtime import use_wheel_node
 
 use_wheel_node()
 
-from gpucluster.synth import app_from_context  # noqa: E402
+from gpucluster.synth import cdk_app_main  # noqa: E402
 
-app_from_context().synth()
+cdk_app_main()

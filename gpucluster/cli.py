@@ -65,9 +65,13 @@ def synth(
     cfg = _load_or_exit(config)
     from gpucluster.summary import cluster_summary
     from gpucluster.synth import synthesize
+    from gpucluster.userdata import UserDataTooLarge
 
     try:
         result = synthesize(cfg, output)
+    except UserDataTooLarge as exc:
+        err.print(f"[red]error[/red] {config}: {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INVALID) from None
     except RuntimeError as exc:
         err.print(f"[red]synth failed[/red]: {exc}", highlight=False, soft_wrap=True)
         report = Path(output) / "validation-report.json"

@@ -7,6 +7,7 @@ the same context from cdk.json, so they write the same templates.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,6 +99,22 @@ def app_from_context():
     # the environment; a bare App reads them, and build_app's App does too.
     config_path = cdk.App().node.try_get_context("config") or DEFAULT_CONFIG
     return build_app(load_config(config_path))
+
+
+def cdk_app_main() -> None:
+    """Run the app for the CDK CLI; input problems end with exit 2 and no traceback."""
+    from gpucluster.loader import ConfigError
+    from gpucluster.userdata import UserDataTooLarge
+
+    try:
+        app_from_context().synth()
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(f"error {exc.source}: {problem}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except UserDataTooLarge as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def synthesize(cfg: ClusterConfig, outdir: str | Path) -> SynthResult:

@@ -44,3 +44,13 @@ def test_synth_of_invalid_config_exits_2(tmp_path):
     assert result.exit_code == 2
     assert "compute_groups" in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_user_data_over_budget_stops_synth_with_a_clear_error(tmp_path, monkeypatch):
+    from gpucluster import userdata
+
+    monkeypatch.setattr(userdata, "USER_DATA_LIMIT", 512)
+    result = CliRunner().invoke(app, ["synth", str(REPO / "examples/default.yaml"), "-o", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "over the 512-byte budget" in result.output
+    assert "Traceback" not in result.output
