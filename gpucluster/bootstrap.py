@@ -1,0 +1,256 @@
+"""The bootstrap bundle: every script and file a node runs or installs, by bundle path.
+
+A node's thin user-data fetches the bundle and runs `bin/bootstrap.sh --role ...`.
+The shell steps live as plain files under templates/userdata/bundle/ (shellcheck
+reads them as they ship); everything that depends on the config is rendered into
+`conf/cluster.sh` and the per-role file trees under `files/<role>/`, which mirror the
+absolute paths the node installs them to. Versions, checksums and names come from
+the config and gpucluster.names / gpucluster.slurm_conf, never from the templates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpucluster import names, slurm_conf
+from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.efa import efa_count
+from gpucluster.rendering import TEMPLATE_ROOT, render
+from gpucluster.slurm_conf import SlurmSite
+
+BUNDLE_SOURCES = TEMPLATE_ROOT / "userdata" / "bundle"
+
+# The Cluster stack creates a launch hook of this name on every compute Auto Scaling group.
+LIFECYCLE_HOOK = "gpucluster-launch"
+FAILURE_TAG = "gpucluster:bootstrap-failure"
+
+# Meta-packages, not versioned kernel packages: holding those made the EFA installer
+# rebuild for every kernel (FACTS.md, "Deep Learning AMI").
+KERNEL_HOLD_PACKAGES = (
+    "linux-aws",
+    "linux-image-aws",
+    "linux-headers-aws",
+    "linux-base",
+    "lustre-client-modules-aws",
+)
+# unattended-upgrades matches these as regular expressions from the start of a name.
+UNATTENDED_BLACKLIST = (
+    "linux-aws",
+    "linux-image-",
+    "linux-headers-",
+    "linux-modules-",
+    "linux-base",
+    "lustre-client-modules-",
+)
+
+APT_LOCK_TIMEOUT_SECONDS = 1200
+NVME_MOUNT = "/opt/dlami/nvme"
+NVME_TIMEOUT_SECONDS = 600
+
+# sackd (configless login nodes without slurmd) ships from Slurm 23.11.
+SACKD_SINCE = (23, 11)
+
+BASE_PACKAGES = ("munge", "nfs-common")
+HEAD_PACKAGES = (*BASE_PACKAGES, "python3-boto3")
+BUILD_PACKAGES = ("build-essential",)
+
+ENROOT_RELEASES = "https://github.com/NVIDIA/enroot/releases/download"
+ENROOT_DEPENDENCIES = (
+    "squashfs-tools", "parallel", "fuse-overlayfs", "squashfuse", "pigz", "zstd", "jq", "curl",
+)
+ENROOT_HOOKS = ("50-slurm-pmi.sh", "50-slurm-pytorch.sh")
+PYXIS_ARCHIVES = "https://github.com/NVIDIA/pyxis/archive/refs/tags"
+
+# FSx for Lustre guide, "Configuring EFA clients": 8 EFA interfaces on p5/p5e/p5en/p6-b200
+# (16 on p6-b300), 2 on other multi-card instances, 1 on single-card ones; each counts
+# against the file system's 1024 EFA connections.
+LUSTRE_EFA_LARGE = 8
+LUSTRE_EFA_BY_TYPE = {"p6-b300.48xlarge": 16}
+
+
+@dataclass(frozen=True)
+class EnrootPaths:
+    runtime: str
+    data: str
+    cache: str
+    temp: str
+
+    @property
+    def directories(self) -> tuple[str, ...]:
+        return (self.runtime, self.data, self.cache, self.temp)
+
+
+# Compute nodes keep container state on local NVMe; login nodes (no NVMe) on the root volume.
+COMPUTE_ENROOT = EnrootPaths(
+    runtime=f"{NVME_MOUNT}/enroot/runtime",
+    data=f"{NVME_MOUNT}/enroot/data",
+    cache=f"{NVME_MOUNT}/enroot/cache",
+    temp=f"{NVME_MOUNT}/enroot/tmp",
+)
+LOGIN_ENROOT = EnrootPaths(
+    runtime="/var/lib/enroot/runtime",
+    data="/var/lib/enroot/data",
+    cache="/var/lib/enroot/cache",
+    temp="/var/tmp/enroot",
+)
+
+
+@dataclass(frozen=True)
+class EnrootDownloads:
+    deb: str
+    deb_url: str
+    caps_deb: str
+    caps_url: str
+
+
+@dataclass(frozen=True)
+class PyxisDownload:
+    tarball: str
+    url: str
+
+
+@dataclass(frozen=True)
+class GroupSettings:
+    name: str
+    slurmd_conf: str
+    lustre_efa_interfaces: int
+
+
+def enroot_downloads(cfg: ClusterConfig) -> EnrootDownloads:
+    version = cfg.software.enroot_version
+    deb = f"enroot_{version}-1_amd64.deb"
+    caps = f"enroot+caps_{version}-1_amd64.deb"
+    return EnrootDownloads(
+        deb=deb,
+        deb_url=f"{ENROOT_RELEASES}/v{version}/{deb}",
+        caps_deb=caps,
+        caps_url=f"{ENROOT_RELEASES}/v{version}/{caps}",
+    )
+
+
+def pyxis_download(cfg: ClusterConfig) -> PyxisDownload:
+    version = cfg.software.pyxis_version
+    return PyxisDownload(tarball=f"pyxis-{version}.tar.gz", url=f"{PYXIS_ARCHIVES}/v{version}.tar.gz")
+
+
+def uses_sackd(cfg: ClusterConfig) -> bool:
+    major, minor, _ = (int(part) for part in cfg.software.slurm.split("."))
+    return (major, minor) >= SACKD_SINCE
+
+
+def lustre_efa_interfaces(cfg: ClusterConfig, group: ComputeGroupConfig) -> int:
+    """How many EFA devices LNet uses for FSx on nodes of `group`; 0 means TCP only."""
+    fsx = cfg.storage.fsx_lustre
+    if fsx is None or not fsx.efa or not group.efa:
+        return 0
+    available = efa_count(group.instance)
+    if group.instance_type in LUSTRE_EFA_BY_TYPE:
+        return min(available, LUSTRE_EFA_BY_TYPE[group.instance_type])
+    if available >= LUSTRE_EFA_LARGE:
+        return LUSTRE_EFA_LARGE
+    return min(available, 2)
+
+
+def group_settings(cfg: ClusterConfig) -> list[GroupSettings]:
+    return [
+        GroupSettings(
+            name=group.name,
+            slurmd_conf=slurm_conf.slurmd_conf_line(cfg, group),
+            lustre_efa_interfaces=lustre_efa_interfaces(cfg, group),
+        )
+        for group in cfg.compute_groups
+    ]
+
+
+def _role_tree(role: str, files: dict[str, str]) -> dict[str, str]:
+    """Bundle paths of files a role installs at their absolute paths."""
+    for path in files:
+        if not path.startswith("/"):
+            raise ValueError(f"{role}: install path {path!r} is not absolute")
+    return {f"files/{role}{path}": text for path, text in files.items()}
+
+
+def _enroot_conf(cfg: ClusterConfig, role: str, paths: EnrootPaths) -> str:
+    return render("enroot/enroot.conf.j2", cluster=cfg.name, role=role, paths=paths)
+
+
+def _cluster_conf(
+    cfg: ClusterConfig, site: SlurmSite, controller_files: list[str], agent_files: list[str],
+    agent_units: list[str],
+) -> str:
+    fsx = cfg.storage.fsx_lustre
+    return render(
+        "userdata/conf/cluster.sh.j2",
+        cfg=cfg,
+        site=site,
+        use_sackd=uses_sackd(cfg),
+        munge_secret=names.munge_secret_name(cfg),
+        storage_path=f"{names.parameter_prefix(cfg)}/storage",
+        param_efs_id=names.storage_parameter(cfg, "efs_id"),
+        param_fsx_dns_name=names.storage_parameter(cfg, "fsx_dns_name"),
+        param_fsx_mount_name=names.storage_parameter(cfg, "fsx_mount_name"),
+        fsx_mount_point=fsx.mount_point if fsx is not None else "",
+        controller_hostname=slurm_conf.controller_hostname(cfg, site),
+        conf_server=slurm_conf.conf_server(cfg, site),
+        private_zone=names.private_zone(cfg),
+        controller_files=controller_files,
+        agent_files=agent_files,
+        agent_units=agent_units,
+        lifecycle_hook=LIFECYCLE_HOOK,
+        failure_tag=FAILURE_TAG,
+        apt_lock_timeout=APT_LOCK_TIMEOUT_SECONDS,
+        nvme_mount=NVME_MOUNT,
+        nvme_timeout=NVME_TIMEOUT_SECONDS,
+        kernel_hold=KERNEL_HOLD_PACKAGES,
+        unattended_blacklist=UNATTENDED_BLACKLIST,
+        head_packages=HEAD_PACKAGES,
+        login_packages=(*BASE_PACKAGES, *BUILD_PACKAGES),
+        compute_packages=(*BASE_PACKAGES, *BUILD_PACKAGES),
+        enroot=enroot_downloads(cfg),
+        enroot_dependencies=ENROOT_DEPENDENCIES,
+        enroot_hooks=ENROOT_HOOKS,
+        compute_enroot=COMPUTE_ENROOT,
+        login_enroot=LOGIN_ENROOT,
+        pyxis=pyxis_download(cfg),
+        groups=group_settings(cfg),
+    )
+
+
+def _static_sources() -> dict[str, str]:
+    return {
+        str(path.relative_to(BUNDLE_SOURCES)): path.read_text()
+        for path in sorted(BUNDLE_SOURCES.rglob("*.sh"))
+    }
+
+
+def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str, str]:
+    """Every file of the bootstrap bundle, keyed by its path inside the bundle.
+
+    `site` is production by default; the tests pass one whose health check finds their
+    stub commands, as gpucluster.slurm_conf's own tests do.
+    """
+    site = site or SlurmSite()
+    controller = slurm_conf.render_slurm_files(cfg, site).by_path(site)
+    agents: dict[str, str] = {}
+    agent_units: list[str] = []
+    files = dict(_static_sources())
+    files["conf/cluster.sh"] = _cluster_conf(
+        cfg, site, sorted(controller), sorted(agents), agent_units
+    )
+    files.update(_role_tree("head", {**controller, **agents}))
+    files.update(
+        _role_tree("login", {"/etc/enroot/enroot.conf": _enroot_conf(cfg, "login", LOGIN_ENROOT)})
+    )
+    for group in cfg.compute_groups:
+        files.update(
+            _role_tree(
+                f"compute-{group.name}",
+                {
+                    site.healthcheck_program: slurm_conf.render_healthcheck(cfg, group, site),
+                    "/etc/enroot/enroot.conf": _enroot_conf(
+                        cfg, f"compute group {group.name}", COMPUTE_ENROOT
+                    ),
+                },
+            )
+        )
+    return files

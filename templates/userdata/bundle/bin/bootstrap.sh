@@ -1,0 +1,71 @@
+#!/bin/bash
+# gpucluster node bootstrap: bootstrap.sh --role head|login|compute [--group NAME]
+#
+# Every step is a function in lib/*.sh that checks before it acts, so running this
+# script again on a configured node changes nothing. Absolute paths go through
+# ${GPUCLUSTER_ROOT} (empty on a node) so the tests can run it inside a scratch root.
+set -Eeuo pipefail
+
+BUNDLE_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+readonly BUNDLE_DIR
+readonly R="${GPUCLUSTER_ROOT:-}"
+
+# shellcheck source=../conf/cluster.sh
+source "${BUNDLE_DIR}/conf/cluster.sh"
+# shellcheck source=../lib/common.sh
+source "${BUNDLE_DIR}/lib/common.sh"
+# shellcheck source=../lib/failure.sh
+source "${BUNDLE_DIR}/lib/failure.sh"
+# shellcheck source=../lib/system.sh
+source "${BUNDLE_DIR}/lib/system.sh"
+# shellcheck source=../lib/packages.sh
+source "${BUNDLE_DIR}/lib/packages.sh"
+# shellcheck source=../lib/munge.sh
+source "${BUNDLE_DIR}/lib/munge.sh"
+# shellcheck source=../lib/storage.sh
+source "${BUNDLE_DIR}/lib/storage.sh"
+# shellcheck source=../lib/containers.sh
+source "${BUNDLE_DIR}/lib/containers.sh"
+# shellcheck source=../lib/slurm.sh
+source "${BUNDLE_DIR}/lib/slurm.sh"
+# shellcheck source=../lib/roles.sh
+source "${BUNDLE_DIR}/lib/roles.sh"
+
+usage() {
+  echo "usage: $0 --role head|login|compute [--group NAME]" >&2
+  exit 64
+}
+
+parse_args() {
+  ROLE=""
+  GROUP=""
+  while (($# > 0)); do
+    case "$1" in
+      --role) ROLE="${2:-}"; shift 2 ;;
+      --group) GROUP="${2:-}"; shift 2 ;;
+      *) usage ;;
+    esac
+  done
+  case "${ROLE}" in
+    head | login) [[ -z "${GROUP}" ]] || usage ;;
+    compute) [[ -n "${GROUP}" ]] || usage ;;
+    *) usage ;;
+  esac
+}
+
+main() {
+  parse_args "$@"
+  if [[ "${ROLE}" == compute ]]; then
+    load_group "${GROUP}"
+  fi
+  arm_failure_trap
+  log "bootstrap of a ${ROLE} node${GROUP:+ of group ${GROUP}} in cluster ${CLUSTER_NAME} starts"
+  case "${ROLE}" in
+    head) run_head ;;
+    login) run_login ;;
+    compute) run_compute ;;
+  esac
+  log "bootstrap of a ${ROLE} node finished"
+}
+
+main "$@"

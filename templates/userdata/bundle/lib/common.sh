@@ -1,0 +1,100 @@
+# Logging, step bookkeeping and small idempotent file helpers shared by every role.
+# shellcheck shell=bash
+
+CURRENT_STEP="start"
+
+# stderr, so a function whose stdout is captured still logs.
+log() { echo "gpucluster[${CURRENT_STEP}] $*" >&2; }
+
+step() {
+  CURRENT_STEP="$1"
+  log "step $1"
+  "$1"
+}
+
+# Copies a file from the bundle into place; returns 0 when the target changed, 1 when it
+# already had this content, so callers restart a service only after a real change.
+install_from_bundle() {
+  local source="${BUNDLE_DIR}/$1" target="${R}$2" mode="$3"
+  [[ -f "${source}" ]] || die "bundle file $1 is missing; the bundle is corrupt, redeploy the Cluster stack"
+  if [[ -f "${target}" ]] && cmp -s "${source}" "${target}"; then
+    return 1
+  fi
+  install -D -m "${mode}" "${source}" "${target}"
+  log "installed $2"
+  return 0
+}
+
+# Writes stdin to a file unless the file already holds exactly that; same return codes.
+write_if_changed() {
+  local target="${R}$1" mode="$2" content
+  content="$(cat)"
+  if [[ -f "${target}" ]] && [[ "$(cat "${target}")" == "${content}" ]]; then
+    return 1
+  fi
+  mkdir -p "$(dirname "${target}")"
+  printf '%s\n' "${content}" >"${target}.gpucluster-new"
+  chmod "${mode}" "${target}.gpucluster-new"
+  mv "${target}.gpucluster-new" "${target}"
+  log "wrote $1"
+  return 0
+}
+
+# Appends a line to a file unless it is already there.
+ensure_line() {
+  local file="${R}$1" line="$2"
+  mkdir -p "$(dirname "${file}")"
+  touch "${file}"
+  if ! grep -qxF -- "${line}" "${file}"; then
+    printf '%s\n' "${line}" >>"${file}"
+    log "added to $1: ${line}"
+  fi
+}
+
+retry() {
+  local attempts="$1" attempt
+  shift
+  for ((attempt = 1; attempt <= attempts; attempt++)); do
+    if "$@"; then
+      return 0
+    fi
+    log "attempt ${attempt}/${attempts} of '$1' failed"
+    sleep $((attempt * 5))
+  done
+  return 1
+}
+
+imds_token() {
+  curl -fsS -X PUT "http://169.254.169.254/latest/api/token" \
+    -H "X-aws-ec2-metadata-token-ttl-seconds: 300"
+}
+
+# IMDSv2 only: the launch templates require tokens.
+imds() {
+  local token
+  token="$(imds_token)" || return 1
+  curl -fsS -H "X-aws-ec2-metadata-token: ${token}" "http://169.254.169.254/latest/meta-data/$1"
+}
+
+instance_id() {
+  if [[ -z "${INSTANCE_ID:-}" ]]; then
+    INSTANCE_ID="$(retry 5 imds instance-id)" || die "cannot read the instance id from IMDSv2; is the metadata service enabled with tokens?"
+  fi
+  echo "${INSTANCE_ID}"
+}
+
+service_active() { systemctl is-active --quiet "$1"; }
+
+# Enables a unit and starts it, or restarts it when its configuration changed.
+ensure_service() {
+  local unit="$1" changed="$2"
+  if ! systemctl is-enabled --quiet "${unit}"; then
+    systemctl enable "${unit}"
+  fi
+  if [[ "${changed}" == yes ]] && service_active "${unit}"; then
+    systemctl restart "${unit}"
+  elif ! service_active "${unit}"; then
+    systemctl start "${unit}"
+  fi
+  service_active "${unit}" || die "${unit} did not start; see journalctl -u ${unit}"
+}

@@ -1,0 +1,147 @@
+# The steps of each role, in order. Each step is a function that logs, checks before it
+# shellcheck shell=bash
+# acts and dies with what to do when it cannot go on.
+
+load_group() {
+  if ! group_settings "$1"; then
+    echo "gpucluster: compute group '$1' is not in cluster ${CLUSTER_NAME}" >&2
+    exit 64
+  fi
+}
+
+install_head_packages() {
+  install_packages slurm-client slurmctld -- "${HEAD_PACKAGES[@]}"
+}
+
+install_login_packages() {
+  if [[ "${USE_SACKD}" == yes ]]; then
+    install_packages slurm-client libslurm-dev sackd -- "${LOGIN_PACKAGES[@]}"
+  else
+    install_packages slurm-client libslurm-dev -- "${LOGIN_PACKAGES[@]}"
+  fi
+}
+
+install_compute_packages() {
+  install_packages slurm-client slurmd libslurm-dev -- "${COMPUTE_PACKAGES[@]}"
+}
+
+configure_login_enroot() { configure_enroot "${LOGIN_ENROOT_DIRECTORIES[@]}"; }
+
+configure_compute_enroot() { configure_enroot "${COMPUTE_ENROOT_DIRECTORIES[@]}"; }
+
+name_head_node() { set_hostname "${CONTROLLER_HOSTNAME}"; }
+
+# The Slurm node name is <group>-<instance id>: unique, and stable for the instance's life.
+name_compute_node() {
+  NODE_NAME="${GROUP}-$(instance_id)"
+  set_hostname "${NODE_NAME}"
+}
+
+# The DLAMI formats and mounts local NVMe at boot, in parallel with user-data.
+wait_for_nvme() {
+  local waited=0
+  until mountpoint -q "${R}${NVME_MOUNT}"; do
+    if ((waited >= NVME_TIMEOUT)); then
+      die "${NVME_MOUNT} is not mounted after ${NVME_TIMEOUT} s; Enroot needs local NVMe. See 'journalctl -u dlami-nvme' and 'lsblk'"
+    fi
+    sleep 5
+    waited=$((waited + 5))
+  done
+  log "${NVME_MOUNT} is mounted"
+}
+
+install_healthcheck() {
+  install_from_bundle "${ROLE_TREE}${HEALTHCHECK_PROGRAM}" "${HEALTHCHECK_PROGRAM}" 0755 || true
+}
+
+run_prejoin_healthcheck() {
+  "${R}${HEALTHCHECK_PROGRAM}" --pre-join ||
+    die "pre-join health check failed (see the FAIL lines above); this node does not join Slurm and its launch is abandoned so Auto Scaling replaces it"
+}
+
+complete_join() {
+  local marker="${STATE_DIR}/lifecycle-continue.done"
+  mark_joined
+  if [[ -f "${marker}" ]]; then
+    log "lifecycle action already completed"
+    return 0
+  fi
+  if complete_launch CONTINUE; then
+    mkdir -p "${STATE_DIR}"
+    touch "${marker}"
+  else
+    log "WARNING: could not complete the lifecycle action with CONTINUE; if the hook is still pending it times out and Auto Scaling abandons this instance"
+  fi
+}
+
+install_agents() {
+  local changed=no path unit
+  for path in "${AGENT_FILES[@]}"; do
+    if install_from_bundle "${ROLE_TREE}${path}" "${path}" 0644; then
+      changed=yes
+    fi
+  done
+  if [[ "${changed}" == yes ]]; then
+    systemctl daemon-reload
+  fi
+  for unit in "${AGENT_UNITS[@]}"; do
+    ensure_service "${unit}" "${changed}"
+  done
+}
+
+run_head() {
+  ROLE_TREE="files/head"
+  step wait_for_apt_locks
+  step pin_kernel
+  step verify_kernel
+  step install_head_packages
+  step install_munge_key
+  step read_storage_parameters
+  step mount_home
+  step mount_fsx
+  step name_head_node
+  step prepare_controller_state
+  step install_controller_files
+  step start_slurmctld
+  step install_agents
+}
+
+run_login() {
+  ROLE_TREE="files/login"
+  step wait_for_apt_locks
+  step pin_kernel
+  step verify_kernel
+  step install_login_packages
+  step install_munge_key
+  step enable_user_namespaces
+  step read_storage_parameters
+  step mount_home
+  step mount_fsx
+  step install_enroot
+  step configure_login_enroot
+  step build_pyxis
+  step configure_slurm_client
+}
+
+run_compute() {
+  ROLE_TREE="files/compute-${GROUP}"
+  step wait_for_apt_locks
+  step pin_kernel
+  step verify_kernel
+  step install_compute_packages
+  step install_munge_key
+  step enable_user_namespaces
+  step read_storage_parameters
+  step configure_lustre_efa
+  step mount_home
+  step mount_fsx
+  step wait_for_nvme
+  step install_enroot
+  step configure_compute_enroot
+  step build_pyxis
+  step install_healthcheck
+  step name_compute_node
+  step run_prejoin_healthcheck
+  step start_slurmd
+  step complete_join
+}

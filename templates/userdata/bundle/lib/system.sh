@@ -1,0 +1,79 @@
+# Kernel pinning, apt locks, sysctls and the host name.
+# shellcheck shell=bash
+
+# User-data runs in cloud-init's final stage, after its package stage, so cloud-init's
+# own apt work is done; what still races us on first boot is apt-daily and
+# unattended-upgrades holding the dpkg and apt locks.
+wait_for_apt_locks() {
+  local locks=("${R}/var/lib/dpkg/lock-frontend" "${R}/var/lib/dpkg/lock" "${R}/var/lib/apt/lists/lock")
+  local waited=0
+  while fuser "${locks[@]}" >/dev/null 2>&1; do
+    if ((waited >= APT_LOCK_TIMEOUT)); then
+      die "apt/dpkg locks still held after ${APT_LOCK_TIMEOUT} s; see 'ps aux | grep -e apt -e dpkg' and rerun $0"
+    fi
+    log "apt/dpkg locks are held (apt-daily or unattended-upgrades); waiting"
+    sleep 10
+    waited=$((waited + 10))
+  done
+}
+
+# Holding the meta-packages (not versioned kernel packages, which made the EFA installer
+# rebuild for every kernel) and the Lustre client modules keeps apt from bringing a new
+# kernel; the blacklist keeps unattended-upgrades from trying.
+pin_kernel() {
+  local installed=() held package
+  for package in "${KERNEL_HOLD_PACKAGES[@]}"; do
+    if dpkg-query -W -f='${Status}' "${package}" 2>/dev/null | grep -q 'install ok installed'; then
+      installed+=("${package}")
+    fi
+  done
+  held="$(apt-mark showhold)"
+  for package in "${installed[@]}"; do
+    if ! grep -qxF "${package}" <<<"${held}"; then
+      apt-mark hold "${package}"
+    fi
+  done
+  write_if_changed /etc/apt/apt.conf.d/51gpucluster-kernel-pin 0644 <<CONF || true
+// gpucluster: the kernel and its Lustre modules change only with a new pinned AMI.
+Unattended-Upgrade::Package-Blacklist {
+$(printf '    "%s";\n' "${UNATTENDED_BLACKLIST[@]}")
+};
+CONF
+}
+
+verify_kernel() {
+  local running
+  running="$(uname -r)"
+  if [[ -z "${PINNED_KERNEL}" ]]; then
+    log "image.kernel is not set; running kernel ${running} is not checked"
+    return 0
+  fi
+  if [[ "${running}" != "${PINNED_KERNEL}" ]]; then
+    die "running kernel ${running} is not the pinned kernel ${PINNED_KERNEL} (image.kernel); the AMI changed or a kernel update slipped in. Pin image.ami_id to the AMI you tested, or set image.kernel to ${running} after testing it, then redeploy"
+  fi
+  log "kernel ${running} matches image.kernel"
+}
+
+# Ubuntu 24.04 forbids unprivileged user namespaces through AppArmor; Enroot needs them.
+enable_user_namespaces() {
+  if write_if_changed /etc/sysctl.d/99-gpucluster-enroot.conf 0644 <<'CONF'; then
+# gpucluster: Enroot runs containers in unprivileged user namespaces.
+kernel.apparmor_restrict_unprivileged_userns = 0
+CONF
+    sysctl -p "${R}/etc/sysctl.d/99-gpucluster-enroot.conf"
+  fi
+  [[ "$(sysctl -n kernel.apparmor_restrict_unprivileged_userns)" == 0 ]] ||
+    die "kernel.apparmor_restrict_unprivileged_userns is not 0; Enroot cannot create containers. Check /etc/sysctl.d for a later file that sets it"
+}
+
+# cloud-init would reset the host name from metadata at the next boot.
+set_hostname() {
+  local name="$1" address
+  write_if_changed /etc/cloud/cloud.cfg.d/99-gpucluster-hostname.cfg 0644 <<<"preserve_hostname: true" || true
+  if [[ "$(hostname)" != "${name}" ]]; then
+    hostnamectl set-hostname "${name}"
+  fi
+  address="$(imds local-ipv4)" || die "cannot read local-ipv4 from IMDSv2"
+  ensure_line /etc/hosts "${address} ${name}"
+  log "host name is ${name} (${address})"
+}

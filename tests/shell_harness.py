@@ -1,0 +1,386 @@
+"""Runs the rendered bootstrap in a scratch root against stub system commands.
+
+The node is simulated by a directory tree (GPUCLUSTER_ROOT, which every absolute path
+in the scripts goes through), a state directory the stubs share (installed packages,
+mounts, active units, holds) and a call log with one line per stub invocation. PATH
+holds only the stubs and an allowlist of harmless real tools, so a command the
+scripts use but the harness does not know fails loudly instead of touching this host.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import shutil
+import subprocess
+import tarfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpucluster.bootstrap import bundle_files, enroot_downloads, pyxis_download
+from gpucluster.config import ClusterConfig, SoftwareConfig
+from gpucluster.slurm_conf import SlurmSite
+
+# Real tools the scripts may run: they only read or write inside the scratch root.
+ALLOWED_TOOLS = (
+    "bash", "cat", "cmp", "cp", "mv", "rm", "mkdir", "chmod", "install", "grep", "awk",
+    "sed", "tar", "gzip", "sha256sum", "mktemp", "tr", "head", "tail", "wc", "touch",
+    "readlink", "basename", "dirname", "date", "nproc", "sort", "uniq", "cut", "env",
+    "ls", "ln", "true", "false", "id",
+)
+
+SLURM_DEBIAN_VERSION = "23.11.4-1.2ubuntu5"
+INSTANCE_ID = "i-0123456789abcdef0"
+LOCAL_IPV4 = "10.80.1.23"
+ASG_NAME = "demo-cluster-gpu-asg"
+MUNGE_SECRET = "Zq7" + "x" * 40 + "MUNGEKEYSENTINEL" + "y" * 60
+
+# Packages the Deep Learning AMI ships that the kernel pin holds.
+IMAGE_PACKAGES = {
+    "linux-aws": "6.8.0.1021.21",
+    "linux-image-aws": "6.8.0.1021.21",
+    "linux-headers-aws": "6.8.0.1021.21",
+    "linux-base": "4.5ubuntu9",
+    "lustre-client-modules-aws": "2.15.5-1",
+}
+
+STUBS: dict[str, str] = {
+    "apt-get": r"""
+args=("$@"); install=no
+for ((i = 0; i < ${#args[@]}; i++)); do
+  a="${args[i]}"
+  case "$a" in
+    -o) i=$((i + 1)) ;;
+    install) install=yes ;;
+    -*|update) ;;
+    *)
+      [[ "$install" == yes ]] || continue
+      if [[ "$a" == *.deb ]]; then
+        [[ -f "$a" ]] || { echo "E: Unsupported file $a" >&2; exit 100; }
+        base="$(basename "$a" .deb)"; name="${base%%_*}"; rest="${base#*_}"; version="${rest%_*}"
+      elif [[ "$a" == *=* ]]; then
+        name="${a%%=*}"; version="${a#*=}"
+      else
+        name="$a"; version="1.0-1"
+      fi
+      echo "$version" >"$SIM_STATE/dpkg/$name"
+      if [[ "$name" == libslurm-dev ]]; then
+        mkdir -p "$GPUCLUSTER_ROOT/usr/include/slurm"; touch "$GPUCLUSTER_ROOT/usr/include/slurm/spank.h"
+      fi
+      ;;
+  esac
+done
+""",
+    "apt-mark": r"""
+case "$1" in
+  hold) shift; for p in "$@"; do echo "$p" >>"$SIM_STATE/holds"; done ;;
+  showhold) cat "$SIM_STATE/holds" 2>/dev/null || true ;;
+  *) exit 1 ;;
+esac
+""",
+    "apt-cache": r"""
+[[ "$1" == madison ]] || exit 1
+for v in $SIM_SLURM_AVAILABLE; do
+  echo " $2 | $v | http://archive.ubuntu.com/ubuntu noble/universe amd64 Packages"
+done
+""",
+    "dpkg-query": r"""
+fmt=""; pkg=""
+for a in "$@"; do case "$a" in -f=*) fmt="${a#-f=}" ;; -W) ;; *) pkg="$a" ;; esac; done
+f="$SIM_STATE/dpkg/$pkg"
+[[ -f "$f" ]] || { echo "dpkg-query: no packages found matching $pkg" >&2; exit 1; }
+v="$(cat "$f")"
+out="${fmt//\$\{Status\}/install ok installed}"; out="${out//\$\{Version\}/$v}"
+printf "$out"
+""",
+    "fuser": "exit 1\n",
+    "systemctl": r"""
+quiet=""; [[ "${2:-}" == --quiet ]] && quiet=yes
+case "$1" in
+  is-enabled) [[ -f "$SIM_STATE/enabled/${!#}" ]] ;;
+  is-active) [[ -f "$SIM_STATE/active/${!#}" ]] ;;
+  enable) touch "$SIM_STATE/enabled/$2" ;;
+  start|restart)
+    [[ "$2" == "${SIM_FAIL_UNIT:-none}" ]] && exit 1
+    touch "$SIM_STATE/active/$2" ;;
+  daemon-reload) ;;
+  *) exit 1 ;;
+esac
+""",
+    "aws": r"""
+[[ "$1" == --region ]] && shift 2
+case "$1 $2" in
+  "secretsmanager get-secret-value") cat "$SIM_SECRET_FILE"; echo ;;
+  "ssm get-parameters-by-path") cat "$SIM_STATE/ssm" ;;
+  "ec2 create-tags") ;;
+  "autoscaling describe-auto-scaling-instances") echo "$SIM_ASG" ;;
+  "autoscaling complete-lifecycle-action") ;;
+  *) echo "aws stub: unexpected $*" >&2; exit 1 ;;
+esac
+""",
+    "mount": r"""
+[[ -d "$1" ]] || { echo "mount: $1: mount point does not exist" >&2; exit 32; }
+echo "$1" >>"$SIM_STATE/mounts"
+""",
+    "mountpoint": r"""
+target="${!#}"
+grep -qxF "$target" "$SIM_STATE/mounts" 2>/dev/null
+""",
+    "mount.lustre": "exit 0\n",
+    "hostname": r"""cat "$SIM_STATE/hostname" 2>/dev/null || echo "ip-10-80-1-23" """,
+    "hostnamectl": r"""[[ "$1" == set-hostname ]] && echo "$2" >"$SIM_STATE/hostname" """,
+    "uname": r"""[[ "$1" == -r ]] && echo "$SIM_KERNEL" """,
+    "sysctl": r"""
+case "$1" in
+  -p) grep -E '^[a-z]' "$2" | while IFS=' =' read -r key value; do
+        echo "$value" >"$SIM_STATE/sysctl-$key"; done ;;
+  -n) cat "$SIM_STATE/sysctl-$2" 2>/dev/null || echo 1 ;;
+  *) exit 1 ;;
+esac
+""",
+    "sinfo": r"""
+f="$SIM_STATE/dpkg/slurm-client"
+[[ -f "$f" ]] || exit 127
+v="${SIM_SINFO_VERSION:-$(cut -d- -f1 "$f")}"
+echo "slurm $v"
+""",
+    "curl": r"""
+url=""; out=""
+while (($# > 0)); do
+  case "$1" in -o) out="$2"; shift ;; -H|-X) shift ;; http*) url="$1" ;; esac
+  shift
+done
+case "$url" in
+  */latest/api/token) echo "IMDSTOKEN" ;;
+  */meta-data/instance-id) echo "$SIM_INSTANCE_ID" ;;
+  */meta-data/local-ipv4) echo "$SIM_LOCAL_IPV4" ;;
+  */meta-data/tags/instance/*) exit 22 ;;
+  *)
+    src="$SIM_FIXTURES/$(basename "$url")"
+    [[ -f "$src" && -n "$out" ]] || exit 22
+    cp "$src" "$out" ;;
+esac
+""",
+    "make": r"""
+for a in "$@"; do
+  [[ "$a" == DESTDIR=* ]] && dest="${a#DESTDIR=}"
+done
+if [[ " $* " == *" install "* ]]; then
+  mkdir -p "$dest/usr/local/lib/slurm"; touch "$dest/usr/local/lib/slurm/spank_pyxis.so"
+fi
+""",
+    "chown": "exit 0\n",
+    "modprobe": "exit 0\n",
+    "lnetctl": r"""
+case "$1 $2" in
+  "net show") cat "$SIM_STATE/lnet" 2>/dev/null || true ;;
+  "net add")
+    [[ " $* " == *" --net efa "* ]] && echo "    - nid: $SIM_LOCAL_IPV4@efa" >>"$SIM_STATE/lnet" ;;
+  *) ;;
+esac
+""",
+    "ip": r"""echo "default via 10.80.0.1 dev ens32 proto dhcp src $SIM_LOCAL_IPV4 metric 100" """,
+    "nvidia-smi": r"""
+for ((i = 0; i < SIM_GPUS; i++)); do
+  echo "GPU $i: NVIDIA H100 80GB HBM3 (UUID: GPU-0000000$i)"
+done
+""",
+    "fi_info": r"""
+((SIM_EFA > 0)) || { echo "fi_getinfo: -61 (No data available)" >&2; exit 1; }
+for ((i = 0; i < SIM_EFA; i++)); do
+  printf 'provider: efa\n    fabric: efa\n    domain: rdmap%ss0-rdm\n' "$i"
+  printf '    version: 122.0\n    type: FI_EP_RDM\n    protocol: FI_PROTO_EFA\n'
+done
+""",
+    "munge": r"""echo "MUNGE:credential:" """,
+    "unmunge": "cat >/dev/null\n",
+    "scontrol": "exit 0\n",
+    "sleep": "exit 0\n",
+}
+
+
+@dataclass
+class Run:
+    returncode: int
+    output: str
+    calls: list[str]
+
+    def called(self, prefix: str) -> list[str]:
+        return [call for call in self.calls if call.startswith(prefix)]
+
+    def index(self, prefix: str) -> int:
+        for position, call in enumerate(self.calls):
+            if call.startswith(prefix):
+                return position
+        raise AssertionError(f"no call starting with {prefix!r} in:\n" + "\n".join(self.calls))
+
+
+def fixture_bytes(name: str) -> bytes:
+    return f"fixture {name}\n".encode()
+
+
+def pyxis_fixture(version: str) -> bytes:
+    """A tar.gz shaped like GitHub's archive of the pyxis tag: pyxis-<version>/Makefile."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w:gz") as tar:
+        data = b"all:\n"
+        info = tarfile.TarInfo(f"pyxis-{version}/Makefile")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return raw.getvalue()
+
+
+def with_fixture_checksums(cfg: ClusterConfig) -> ClusterConfig:
+    """The config with software checksums of the harness's download fixtures."""
+    downloads = enroot_downloads(cfg)
+
+    def digest(data: bytes) -> str:
+        return hashlib.sha256(data).hexdigest()
+
+    software = SoftwareConfig(
+        slurm=cfg.software.slurm,
+        enroot_version=cfg.software.enroot_version,
+        enroot_sha256=digest(fixture_bytes(downloads.deb)),
+        enroot_caps_sha256=digest(fixture_bytes(downloads.caps_deb)),
+        pyxis_version=cfg.software.pyxis_version,
+        pyxis_sha256=digest(pyxis_fixture(cfg.software.pyxis_version)),
+    )
+    return cfg.model_copy(update={"software": software})
+
+
+@dataclass
+class Node:
+    """One simulated instance: scratch root, stub state and knobs for what the host reports."""
+
+    workdir: Path
+    cfg: ClusterConfig
+    kernel: str = "6.8.0-1021-aws"
+    gpus: int = 8
+    efa: int = 32
+    nvme_mounted: bool = True
+    slurm_available: tuple[str, ...] = (SLURM_DEBIAN_VERSION,)
+    corrupt_downloads: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.root = self.workdir / "root"
+        self.state = self.workdir / "state"
+        self.stubs = self.workdir / "stubs"
+        self.allowed = self.workdir / "allowed"
+        self.fixtures = self.workdir / "fixtures"
+        self.bundle = self.workdir / "bundle"
+        self.call_log = self.workdir / "calls.log"
+        for directory in (self.root, self.stubs, self.allowed, self.fixtures, self.bundle):
+            directory.mkdir(parents=True, exist_ok=True)
+        for sub in ("dpkg", "enabled", "active"):
+            (self.state / sub).mkdir(parents=True, exist_ok=True)
+        for name, version in IMAGE_PACKAGES.items():
+            (self.state / "dpkg" / name).write_text(version + "\n")
+        (self.root / "dev").mkdir()
+        (self.root / "dev" / "console").write_text("")
+        self.secret_file = self.workdir / "munge-secret"
+        self.secret_file.write_text(MUNGE_SECRET)
+        self._write_stubs()
+        self._write_fixtures()
+        self._write_parameters()
+        self._write_efa_devices()
+        if self.nvme_mounted:
+            nvme = self.root / "opt/dlami/nvme"
+            nvme.mkdir(parents=True)
+            (self.state / "mounts").write_text(f"{nvme}\n")
+        self.site = SlurmSite(
+            healthcheck_path=f"{self.stubs}:{self.allowed}", mount_root=str(self.root)
+        )
+        self.files = bundle_files(self.cfg, self.site)
+        for name, text in self.files.items():
+            path = self.bundle / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            path.chmod(0o755 if name.endswith(".sh") else 0o644)
+
+    def _write_stubs(self) -> None:
+        for name, body in STUBS.items():
+            stub = self.stubs / name
+            stub.write_text(
+                "#!/bin/bash\n"
+                f'printf "%s\\n" "{name} $*" >>"{self.call_log}"\n' + body.lstrip("\n")
+            )
+            stub.chmod(0o755)
+        for tool in ALLOWED_TOOLS:
+            real = shutil.which(tool)
+            if real is not None:
+                (self.allowed / tool).symlink_to(real)
+
+    def _write_fixtures(self) -> None:
+        downloads = enroot_downloads(self.cfg)
+        pyxis = pyxis_download(self.cfg)
+        files = {
+            downloads.deb: fixture_bytes(downloads.deb),
+            downloads.caps_deb: fixture_bytes(downloads.caps_deb),
+            Path(pyxis.url).name: pyxis_fixture(self.cfg.software.pyxis_version),
+        }
+        for name, data in files.items():
+            if name in self.corrupt_downloads:
+                data = data + b"tampered"
+            (self.fixtures / name).write_bytes(data)
+
+    def _write_parameters(self) -> None:
+        prefix = f"/gpucluster/{self.cfg.name}/storage"
+        lines = [f"{prefix}/efs_id\tfs-0123456789abcdef0"]
+        if self.cfg.storage.fsx_lustre is not None:
+            lines += [
+                f"{prefix}/fsx_dns_name\tfs-0fedcba9876543210.fsx.{self.cfg.region}.amazonaws.com",
+                f"{prefix}/fsx_mount_name\tabcdefgh",
+            ]
+        (self.state / "ssm").write_text("\n".join(lines) + "\n")
+
+    def _write_efa_devices(self) -> None:
+        driver = self.root / "sys/bus/pci/drivers/efa"
+        driver.mkdir(parents=True)
+        for index in range(self.efa):
+            device = self.root / f"sys/class/infiniband/rdmap{index:02d}s0/device"
+            device.mkdir(parents=True)
+            (device / "driver").symlink_to(driver)
+
+    def run(self, role: str, group: str | None = None) -> Run:
+        start = len(self.calls())
+        command = [str(self.bundle / "bin/bootstrap.sh"), "--role", role]
+        if group is not None:
+            command += ["--group", group]
+        env = {
+            "PATH": f"{self.stubs}:{self.allowed}",
+            "GPUCLUSTER_ROOT": str(self.root),
+            "SIM_STATE": str(self.state),
+            "SIM_FIXTURES": str(self.fixtures),
+            "SIM_SECRET_FILE": str(self.secret_file),
+            "SIM_KERNEL": self.kernel,
+            "SIM_GPUS": str(self.gpus),
+            "SIM_EFA": str(self.efa),
+            "SIM_INSTANCE_ID": INSTANCE_ID,
+            "SIM_LOCAL_IPV4": LOCAL_IPV4,
+            "SIM_ASG": ASG_NAME,
+            "SIM_SLURM_AVAILABLE": " ".join(self.slurm_available),
+            **self.env,
+        }
+        result = subprocess.run(
+            [str(self.allowed / "bash"), *command],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        return Run(result.returncode, result.stdout + result.stderr, self.calls()[start:])
+
+    def calls(self) -> list[str]:
+        if not self.call_log.exists():
+            return []
+        return self.call_log.read_text().splitlines()
+
+    def tree(self) -> dict[str, bytes]:
+        """Every file under the scratch root, for before/after comparisons."""
+        return {
+            str(path.relative_to(self.root)): path.read_bytes()
+            for path in sorted(self.root.rglob("*"))
+            if path.is_file() and not path.is_symlink()
+        }

@@ -1,0 +1,86 @@
+"""Every example renders a complete bundle whose scripts pass shellcheck, and
+`gpucluster render` writes it, with user-data inside its budget."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpucluster.bootstrap import LIFECYCLE_HOOK, bundle_files, lustre_efa_interfaces
+from gpucluster.loader import load_config
+from gpucluster.render_cmd import render_to_dir, user_data_sizes
+from gpucluster.slurm_conf import slurmd_conf_line
+from gpucluster.userdata import USER_DATA_LIMIT
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+SHELLCHECK = Path(sys.executable).parent / "shellcheck"
+
+
+@pytest.fixture(params=EXAMPLES, ids=lambda path: path.stem)
+def cfg(request):
+    return load_config(request.param)
+
+
+def test_bundle_has_every_role_and_group(cfg) -> None:
+    files = bundle_files(cfg)
+    assert "bin/bootstrap.sh" in files and "conf/cluster.sh" in files
+    assert "files/head/etc/slurm/slurm.conf" in files
+    assert "files/login/etc/enroot/enroot.conf" in files
+    for group in cfg.compute_groups:
+        tree = f"files/compute-{group.name}"
+        assert f"{tree}/usr/local/sbin/gpucluster-healthcheck" in files
+        assert f"{tree}/etc/enroot/enroot.conf" in files
+        assert f'SLURMD_CONF="{slurmd_conf_line(cfg, group)}"' in files["conf/cluster.sh"]
+        assert f"LUSTRE_EFA_INTERFACES={lustre_efa_interfaces(cfg, group)}" in files["conf/cluster.sh"]
+
+
+def test_versions_and_checksums_come_from_the_config(cfg) -> None:
+    conf = bundle_files(cfg)["conf/cluster.sh"]
+    software = cfg.software
+    for value in (software.slurm, software.enroot_sha256, software.enroot_caps_sha256,
+                  software.pyxis_sha256, f"v{software.enroot_version}/",
+                  f"v{software.pyxis_version}.tar.gz", LIFECYCLE_HOOK):
+        assert value in conf
+    static = "".join(text for name, text in bundle_files(cfg).items() if name.startswith("lib/"))
+    for value in (software.enroot_version, software.pyxis_version, software.enroot_sha256):
+        assert value not in static
+
+
+def test_rendered_scripts_pass_shellcheck(cfg, tmp_path: Path) -> None:
+    render_to_dir(cfg, tmp_path)
+    bundle = tmp_path / "bundle"
+    scripts = sorted(
+        str(path.relative_to(bundle))
+        for path in bundle.rglob("*")
+        if path.is_file() and (path.name.endswith(".sh") or path.read_text().startswith("#!"))
+    ) + [str(path) for path in sorted((tmp_path / "user-data").iterdir())]
+    assert "bin/bootstrap.sh" in scripts and "conf/cluster.sh" in scripts
+    assert any(name.startswith("lib/") for name in scripts)
+    assert any(name.endswith("gpucluster-healthcheck") for name in scripts)
+    result = subprocess.run(
+        [str(SHELLCHECK), "-x", "--source-path=SCRIPTDIR", "--severity=style", *scripts],
+        cwd=bundle, capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_render_writes_bundle_and_user_data(cfg, tmp_path: Path) -> None:
+    written = render_to_dir(cfg, tmp_path)
+    names = {str(path.relative_to(tmp_path)) for path in written}
+    assert names >= {f"bundle/{name}" for name in bundle_files(cfg)}
+    targets = {"head", "login", *(f"compute-{group.name}" for group in cfg.compute_groups)}
+    assert {f"user-data/{target}.sh" for target in targets} <= names
+    compute = (tmp_path / "user-data" / f"compute-{cfg.compute_groups[0].name}.sh").read_text()
+    assert f"--role compute --group {cfg.compute_groups[0].name}" in compute
+    assert "s3://<cdk-assets-bucket>/" in compute
+
+
+def test_user_data_stays_within_budget(cfg) -> None:
+    sizes = user_data_sizes(cfg)
+    assert set(sizes) == {"head", "login", *(f"compute-{g.name}" for g in cfg.compute_groups)}
+    for target, size in sizes.items():
+        assert 0 < size <= USER_DATA_LIMIT, f"{target}: {size} bytes"
