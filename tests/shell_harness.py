@@ -175,7 +175,7 @@ fi
 case "$1 $2" in
   "net show") cat "$SIM_STATE/lnet" 2>/dev/null || true ;;
   "net add")
-    [[ " $* " == *" --net efa "* ]] && echo "    - nid: $SIM_LOCAL_IPV4@efa" >>"$SIM_STATE/lnet" ;;
+    if [[ " $* " == *" --net efa "* ]]; then echo "    - nid: $SIM_LOCAL_IPV4@efa" >>"$SIM_STATE/lnet"; fi ;;
   *) ;;
 esac
 """,

@@ -87,14 +87,17 @@ service_active() { systemctl is-active --quiet "$1"; }
 
 # Enables a unit and starts it, or restarts it when its configuration changed.
 ensure_service() {
-  local unit="$1" changed="$2"
+  local unit="$1" changed="$2" action=""
   if ! systemctl is-enabled --quiet "${unit}"; then
     systemctl enable "${unit}"
   fi
   if [[ "${changed}" == yes ]] && service_active "${unit}"; then
-    systemctl restart "${unit}"
+    action=restart
   elif ! service_active "${unit}"; then
-    systemctl start "${unit}"
+    action=start
   fi
-  service_active "${unit}" || die "${unit} did not start; see journalctl -u ${unit}"
+  if [[ -n "${action}" ]] && ! systemctl "${action}" "${unit}"; then
+    die "${unit} did not ${action}; see 'journalctl -u ${unit}' and rerun $0 once it is fixed"
+  fi
+  service_active "${unit}" || die "${unit} is not active after ${action:-enable}; see 'journalctl -u ${unit}'"
 }

@@ -1,0 +1,243 @@
+"""The rendered bootstrap executed against stub system commands (tests/shell_harness.py):
+order, idempotence, the conf line, and every failure that must keep a node out of Slurm."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from gpucluster.bootstrap import FAILURE_TAG, LIFECYCLE_HOOK
+from gpucluster.config import ComputeGroupConfig, OnDemandCapacity
+from gpucluster.loader import load_config
+from gpucluster.render_cmd import render_to_dir
+from gpucluster.slurm_conf import controller_hostname, node_name, slurmd_conf_line
+from tests.shell_harness import INSTANCE_ID, MUNGE_SECRET, Node, Run, with_fixture_checksums
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Calls that change a node: none of them may happen on a second run.
+CHANGING_CALLS = (
+    "apt-get", "apt-mark hold", "mount ", "systemctl enable", "systemctl start",
+    "systemctl restart", "systemctl daemon-reload", "hostnamectl", "make", "sysctl -p",
+    "lnetctl net add", "modprobe", "aws --region us-east-1 autoscaling complete-lifecycle-action",
+)
+
+
+def example(name: str):
+    return with_fixture_checksums(load_config(REPO / "examples" / f"{name}.yaml"))
+
+
+def with_group(cfg, name: str, instance_type: str):
+    group = ComputeGroupConfig(
+        name=name, instance_type=instance_type, count=2, capacity=OnDemandCapacity(type="on-demand")
+    )
+    return cfg.model_copy(update={"compute_groups": [group]})
+
+
+def abandoned(run: Run) -> bool:
+    return any("--lifecycle-action-result ABANDON" in call for call in run.calls)
+
+
+def continued(run: Run) -> bool:
+    return any("--lifecycle-action-result CONTINUE" in call for call in run.calls)
+
+
+def slurmd_started(run: Run) -> bool:
+    return any(call in ("systemctl start slurmd", "systemctl restart slurmd") for call in run.calls)
+
+
+def slurmd_dropin(node: Node) -> str:
+    return (node.root / "etc/systemd/system/slurmd.service.d/gpucluster.conf").read_text()
+
+
+def test_compute_joins_after_pinning_the_kernel_first(tmp_path: Path) -> None:
+    cfg = example("default")
+    node = Node(tmp_path, cfg)
+    run = node.run("compute", "gpu")
+    assert run.returncode == 0, run.output
+    pin = run.index("apt-mark hold linux-aws")
+    assert pin < run.index("apt-get -o DPkg::Lock::Timeout=1200 install")
+    assert pin < run.index("apt-get -o DPkg::Lock::Timeout=1200 update")
+    assert "lustre-client-modules-" in (
+        node.root / "etc/apt/apt.conf.d/51gpucluster-kernel-pin"
+    ).read_text()
+    install = next(call for call in run.calls if " install " in call and "slurmd=" in call)
+    assert "slurmd=23.11.4-1.2ubuntu5" in install and "slurm-client=23.11.4-1.2ubuntu5" in install
+    assert run.index("fi_info") < run.index("systemctl start slurmd")
+    assert run.index("systemctl start slurmd") < run.index(
+        "aws --region us-east-2 autoscaling complete-lifecycle-action"
+    )
+    assert continued(run) and not abandoned(run)
+    lifecycle = run.called("aws --region us-east-2 autoscaling complete-lifecycle-action")[0]
+    assert f"--lifecycle-hook-name {LIFECYCLE_HOOK}" in lifecycle
+    assert f"--instance-id {INSTANCE_ID}" in lifecycle
+    expected_name = node_name("gpu", INSTANCE_ID)
+    assert f"hostnamectl set-hostname {expected_name}" in run.calls
+    assert "--conf-server slurmctld.demo.gpucluster.internal:6817" in slurmd_dropin(node)
+    assert "ConditionPathExists=\n" in slurmd_dropin(node)
+    healthcheck = node.root / "usr/local/sbin/gpucluster-healthcheck"
+    assert healthcheck.stat().st_mode & stat.S_IXUSR
+    enroot_conf = (node.root / "etc/enroot/enroot.conf").read_text()
+    assert "ENROOT_DATA_PATH /opt/dlami/nvme/enroot/data/user-$(id -u)" in enroot_conf
+    assert (node.root / "usr/local/lib/slurm/spank_pyxis.so").exists()
+    assert (node.state / "sysctl-kernel.apparmor_restrict_unprivileged_userns").read_text() == "0\n"
+
+
+def test_second_compute_run_changes_nothing(tmp_path: Path) -> None:
+    node = Node(tmp_path, example("p5en-capacity-block"), efa=16)
+    first = node.run("compute", "h200")
+    assert first.returncode == 0, first.output
+    before = node.tree()
+    second = node.run("compute", "h200")
+    assert second.returncode == 0, second.output
+    changing = [call for call in second.calls if call.startswith(CHANGING_CALLS)]
+    changing += [call for call in second.calls if call.startswith("curl") and " -o " in call]
+    assert changing == []
+    assert node.tree() == before
+    assert not continued(second) and not abandoned(second)
+
+
+def test_efa_file_system_gets_lnet_on_efa_before_the_mount(tmp_path: Path) -> None:
+    node = Node(tmp_path, example("p5en-capacity-block"), efa=16)
+    run = node.run("compute", "h200")
+    assert run.returncode == 0, run.output
+    added = run.called("lnetctl net add --net efa")
+    # FSx guide: 8 EFA interfaces on p5en, spread over its 16 devices.
+    assert len(added) == 8
+    assert [call.split("--if ")[1].split()[0] for call in added] == [
+        f"rdmap{index:02d}s0" for index in range(0, 16, 2)
+    ]
+    assert run.index("lnetctl udsp add") < run.index(f"mount {node.root}/fsx")
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "gres", "efa"),
+    [("p5.48xlarge", "gpu:h100:8", 32), ("p5en.48xlarge", "gpu:h200:8", 16),
+     ("p6-b200.48xlarge", "gpu:b200:8", 8)],
+)
+def test_slurmd_conf_line_matches_the_catalog(
+    tmp_path: Path, instance_type: str, gres: str, efa: int
+) -> None:
+    cfg = with_group(example("default"), "train", instance_type)
+    group = cfg.compute_groups[0]
+    node = Node(tmp_path, cfg, gpus=group.instance.gpu_count, efa=efa)
+    run = node.run("compute", "train")
+    assert run.returncode == 0, run.output
+    line = slurmd_conf_line(cfg, group)
+    assert f"Gres={gres} " in line
+    assert f"Feature=train,{instance_type}" in line
+    assert f'-Z --conf-server slurmctld.demo.gpucluster.internal:6817 --conf "{line}"' in slurmd_dropin(
+        node
+    )
+
+
+def failing_node(tmp_path: Path, failure: str) -> tuple[Node, str]:
+    """A compute node with one defect, and the text its failure reason must contain."""
+    cfg = example("default")
+    if failure == "kernel":
+        cfg = cfg.model_copy(
+            update={"image": cfg.image.model_copy(update={"kernel": "6.8.0-1021-aws"})}
+        )
+        return Node(tmp_path, cfg, kernel="6.8.0-1030-aws"), "not the pinned kernel"
+    if failure == "checksum":
+        return Node(tmp_path, cfg, corrupt_downloads=("enroot_4.2.1-1_amd64.deb",)), "sha256"
+    if failure == "gpu":
+        return Node(tmp_path, cfg, gpus=7), "pre-join health check failed"
+    if failure == "efa":
+        return Node(tmp_path, cfg, efa=31), "pre-join health check failed"
+    if failure == "slurm":
+        return Node(tmp_path, cfg, slurm_available=("24.05.1-1",)), "no Slurm 23.11.4"
+    raise AssertionError(failure)
+
+
+@pytest.mark.parametrize("failure", ["kernel", "checksum", "gpu", "efa", "slurm"])
+def test_defect_stops_the_node_before_slurmd_and_abandons(tmp_path: Path, failure: str) -> None:
+    node, reason = failing_node(tmp_path, failure)
+    run = node.run("compute", "gpu")
+    assert run.returncode != 0
+    assert not slurmd_started(run)
+    assert abandoned(run) and not continued(run)
+    assert reason in run.output
+    tags = run.called("aws --region us-east-2 ec2 create-tags")
+    assert len(tags) == 1 and f"Key={FAILURE_TAG},Value=" in tags[0]
+    assert "FAILED" in (node.root / "dev/console").read_text()
+
+
+def test_kernel_mismatch_stops_before_any_package_install(tmp_path: Path) -> None:
+    node, _ = failing_node(tmp_path, "kernel")
+    run = node.run("compute", "gpu")
+    assert run.called("apt-get") == []
+
+
+def test_wrong_gpu_and_efa_counts_are_named(tmp_path: Path) -> None:
+    node = Node(tmp_path, example("default"), gpus=7, efa=31)
+    run = node.run("compute", "gpu")
+    assert "GPU count 7, want 8" in run.output
+    assert "EFA interface count 31, want 32" in run.output
+
+
+def test_head_runs_configless_controller_and_is_idempotent(tmp_path: Path) -> None:
+    cfg = example("default")
+    node = Node(tmp_path, cfg, gpus=0, efa=0, nvme_mounted=False)
+    run = node.run("head")
+    assert run.returncode == 0, run.output
+    assert f"hostnamectl set-hostname {controller_hostname(cfg)}" in run.calls
+    slurm_conf = (node.root / "etc/slurm/slurm.conf").read_text()
+    assert "SlurmctldParameters=enable_configless" in slurm_conf
+    assert (node.root / "home/.slurm/state").is_dir()
+    assert run.index(f"mount {node.root}/home") < run.index("systemctl start slurmctld")
+    assert "python3-boto3" in next(call for call in run.calls if " install " in call)
+    assert not continued(run) and not abandoned(run)
+    before = node.tree()
+    again = node.run("head")
+    assert again.returncode == 0, again.output
+    assert [call for call in again.calls if call.startswith(CHANGING_CALLS)] == []
+    assert node.tree() == before
+
+
+def test_login_gets_sackd_enroot_and_pyxis(tmp_path: Path) -> None:
+    node = Node(tmp_path, example("mixed"), gpus=0, efa=0, nvme_mounted=False)
+    run = node.run("login")
+    assert run.returncode == 0, run.output
+    assert "sackd=23.11.4-1.2ubuntu5" in next(call for call in run.calls if " install " in call)
+    assert (node.root / "etc/default/sackd").read_text() == (
+        'SACKD_OPTIONS="--conf-server slurmctld.mixed.gpucluster.internal:6817"\n'
+    )
+    assert "systemctl start sackd" in run.calls
+    assert (node.root / "usr/local/lib/slurm/spank_pyxis.so").exists()
+    assert "ENROOT_RUNTIME_PATH /var/lib/enroot/runtime/user-$(id -u)" in (
+        node.root / "etc/enroot/enroot.conf"
+    ).read_text()
+    before = node.tree()
+    again = node.run("login")
+    assert [call for call in again.calls if call.startswith(CHANGING_CALLS)] == []
+    assert node.tree() == before
+
+
+def test_head_failure_is_reported_without_lifecycle_calls(tmp_path: Path) -> None:
+    node = Node(tmp_path, example("default"), gpus=0, efa=0, env={"SIM_FAIL_UNIT": "slurmctld"})
+    run = node.run("head")
+    assert run.returncode != 0
+    assert "slurmctld did not start" in run.output
+    assert run.called("aws --region us-east-2 autoscaling") == []
+    assert len(run.called("aws --region us-east-2 ec2 create-tags")) == 1
+
+
+def test_munge_key_lands_root_only_and_nowhere_else(tmp_path: Path) -> None:
+    cfg = example("default")
+    node = Node(tmp_path, cfg)
+    run = node.run("compute", "gpu")
+    assert run.returncode == 0, run.output
+    key = node.root / "etc/munge/munge.key"
+    assert key.read_text() == MUNGE_SECRET
+    assert stat.S_IMODE(key.stat().st_mode) == 0o400
+    assert "chown munge:munge " + str(key) in run.calls
+    assert MUNGE_SECRET not in run.output
+    assert MUNGE_SECRET not in "\n".join(node.calls())
+    for path in render_to_dir(cfg, tmp_path / "rendered"):
+        assert MUNGE_SECRET not in path.read_text()
+    leaked = [name for name, data in node.tree().items()
+              if MUNGE_SECRET.encode() in data and name != "etc/munge/munge.key"]
+    assert leaked == []
