@@ -10,7 +10,8 @@ the config and gpucluster.names / gpucluster.slurm_conf, never from the template
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from gpucluster import names, slurm_conf
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
@@ -19,6 +20,11 @@ from gpucluster.rendering import TEMPLATE_ROOT, render
 from gpucluster.slurm_conf import SlurmSite
 
 BUNDLE_SOURCES = TEMPLATE_ROOT / "userdata" / "bundle"
+# The head node's agents run from the unpacked bundle (/opt/gpucluster/bundle/agents/),
+# started by the systemd timers rendered from templates/systemd.
+AGENT_SOURCES = Path(__file__).resolve().parent / "agents"
+SYSTEMD_TEMPLATES = TEMPLATE_ROOT / "systemd"
+AGENT_ENV_FILE = "/etc/gpucluster/agents.env"
 
 # The Cluster stack creates a launch hook of this name on every compute Auto Scaling group.
 LIFECYCLE_HOOK = "gpucluster-launch"
@@ -114,6 +120,26 @@ class GroupSettings:
     name: str
     slurmd_conf: str
     lustre_efa_interfaces: int
+
+
+@dataclass(frozen=True)
+class Agents:
+    code: dict[str, str] = field(default_factory=dict)
+    installed: dict[str, str] = field(default_factory=dict)
+    timers: list[str] = field(default_factory=list)
+
+
+def head_agents(cfg: ClusterConfig) -> Agents:
+    """The agents' code (bundle paths), what the head installs (absolute paths), the timers it enables."""
+    env_template = SYSTEMD_TEMPLATES / "agents.env.j2"
+    if not env_template.exists():
+        # Skip only while the agents are not yet on main (they land in their own commit).
+        return Agents()
+    code = {f"agents/{path.name}": path.read_text() for path in sorted(AGENT_SOURCES.glob("*.py"))}
+    units = sorted([*SYSTEMD_TEMPLATES.glob("*.service"), *SYSTEMD_TEMPLATES.glob("*.timer")])
+    installed = {f"/etc/systemd/system/{unit.name}": unit.read_text() for unit in units}
+    installed[AGENT_ENV_FILE] = render("systemd/agents.env.j2", cfg=cfg)
+    return Agents(code=code, installed=installed, timers=[u.name for u in units if u.suffix == ".timer"])
 
 
 def enroot_downloads(cfg: ClusterConfig) -> EnrootDownloads:
@@ -231,13 +257,12 @@ def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str,
     """
     site = site or SlurmSite()
     controller = slurm_conf.render_slurm_files(cfg, site).by_path(site)
-    agents: dict[str, str] = {}
-    agent_units: list[str] = []
-    files = dict(_static_sources())
+    agents = head_agents(cfg)
+    files = {**_static_sources(), **agents.code}
     files["conf/cluster.sh"] = _cluster_conf(
-        cfg, site, sorted(controller), sorted(agents), agent_units
+        cfg, site, sorted(controller), sorted(agents.installed), agents.timers
     )
-    files.update(_role_tree("head", {**controller, **agents}))
+    files.update(_role_tree("head", {**controller, **agents.installed}))
     files.update(
         _role_tree("login", {"/etc/enroot/enroot.conf": _enroot_conf(cfg, "login", LOGIN_ENROOT)})
     )

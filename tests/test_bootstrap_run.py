@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.bootstrap import FAILURE_TAG, LIFECYCLE_HOOK
+from gpucluster.bootstrap import FAILURE_TAG, LIFECYCLE_HOOK, bundle_files, head_agents
 from gpucluster.config import ComputeGroupConfig, OnDemandCapacity
 from gpucluster.loader import load_config
 from gpucluster.render_cmd import render_to_dir
@@ -190,11 +190,32 @@ def test_head_runs_configless_controller_and_is_idempotent(tmp_path: Path) -> No
     assert run.index(f"mount {node.root}/home") < run.index("systemctl start slurmctld")
     assert "python3-boto3" in next(call for call in run.calls if " install " in call)
     assert not continued(run) and not abandoned(run)
+    agents = head_agents(cfg)
+    for timer in agents.timers:
+        assert f"systemctl start {timer}" in run.calls
+    for path in agents.installed:
+        assert (node.root / path.lstrip("/")).is_file()
     before = node.tree()
     again = node.run("head")
     assert again.returncode == 0, again.output
     assert [call for call in again.calls if call.startswith(CHANGING_CALLS)] == []
     assert node.tree() == before
+
+
+@pytest.mark.skipif(
+    not (REPO / "templates/systemd/agents.env.j2").exists(), reason="agents not on main yet"
+)
+def test_head_bundle_carries_the_agents_and_their_timers() -> None:
+    cfg = example("default")
+    agents = head_agents(cfg)
+    assert {"agents/capacity_controller.py", "agents/node_cleanup.py"} <= set(agents.code)
+    assert agents.timers == ["gpucluster-capacity-controller.timer", "gpucluster-node-cleanup.timer"]
+    assert f"GPUCLUSTER_CLUSTER={cfg.name}" in agents.installed["/etc/gpucluster/agents.env"]
+    for unit in agents.installed:
+        if unit.endswith(".service"):
+            script = agents.installed[unit].split("ExecStart=/usr/bin/python3 ")[1].split()[0]
+            assert script.startswith("/opt/gpucluster/bundle/agents/")
+            assert script.removeprefix("/opt/gpucluster/bundle/") in bundle_files(cfg)
 
 
 def test_login_gets_sackd_enroot_and_pyxis(tmp_path: Path) -> None:
