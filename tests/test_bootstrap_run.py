@@ -262,3 +262,13 @@ def test_munge_key_lands_root_only_and_nowhere_else(tmp_path: Path) -> None:
     leaked = [name for name, data in node.tree().items()
               if MUNGE_SECRET.encode() in data and name != "etc/munge/munge.key"]
     assert leaked == []
+
+
+def test_rerun_on_a_joined_node_never_abandons_it(tmp_path: Path) -> None:
+    node = Node(tmp_path, example("default"))
+    assert node.run("compute", "gpu").returncode == 0
+    node.gpus = 7
+    rerun = node.run("compute", "gpu")
+    assert rerun.returncode != 0
+    assert "GPU count 7, want 8" in rerun.output
+    assert not abandoned(rerun)

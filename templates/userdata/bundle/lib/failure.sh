@@ -5,6 +5,7 @@
 
 FAILURE_REASON=""
 JOINED=no
+LIFECYCLE_MARKER="${STATE_DIR}/lifecycle-continue.done"
 
 # A failure the operator can act on: the message says what went wrong and what to do.
 die() {
@@ -31,7 +32,8 @@ on_exit() {
   fi
   [[ -n "${FAILURE_REASON}" ]] || FAILURE_REASON="step ${CURRENT_STEP} failed with status ${status}"
   report_failure "${FAILURE_REASON}"
-  if [[ "${ROLE}" == compute && "${JOINED}" != yes ]]; then
+  # A rerun on a node that already joined must not abandon an instance in service.
+  if [[ "${ROLE}" == compute && "${JOINED}" != yes && ! -f "${LIFECYCLE_MARKER}" ]]; then
     abandon_launch
   fi
   exit "${status}"

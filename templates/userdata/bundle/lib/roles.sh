@@ -60,15 +60,14 @@ run_prejoin_healthcheck() {
 }
 
 complete_join() {
-  local marker="${STATE_DIR}/lifecycle-continue.done"
   mark_joined
-  if [[ -f "${marker}" ]]; then
+  if [[ -f "${LIFECYCLE_MARKER}" ]]; then
     log "lifecycle action already completed"
     return 0
   fi
   if complete_launch CONTINUE; then
     mkdir -p "${STATE_DIR}"
-    touch "${marker}"
+    touch "${LIFECYCLE_MARKER}"
   else
     log "WARNING: could not complete the lifecycle action with CONTINUE; if the hook is still pending it times out and Auto Scaling abandons this instance"
   fi
