@@ -1,0 +1,11 @@
+"""The head node's run-time agents, run by systemd timers.
+
+The bootstrap copies every file of this directory verbatim into the node's bundle
+(`/opt/gpucluster/bundle/agents/`) and systemd runs them as plain scripts with the
+distribution's python3 and python3-boto3, so these modules import only the standard
+library, boto3/botocore and each other, never the rest of gpucluster.
+
+- capacity_controller: follows each Capacity Block's state and dates, sizes its Auto
+  Scaling group and keeps a Slurm maintenance reservation before the block ends.
+- node_cleanup: removes dynamic Slurm nodes whose EC2 instance is gone.
+"""

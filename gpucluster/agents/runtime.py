@@ -1,0 +1,116 @@
+"""What both agents share at start-up: settings, logging and AWS clients.
+
+Settings come from, in order of precedence: command-line options, the file named by
+--env-file, then the process environment (systemd's EnvironmentFile= puts the head
+node's /etc/gpucluster/agents.env there). Keys:
+
+    GPUCLUSTER_CLUSTER=<cluster name>
+    GPUCLUSTER_REGION=<region>
+    GPUCLUSTER_MAINTENANCE_GRACE_MINUTES=60     (optional, capacity controller only)
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+ENV_FILE = "/etc/gpucluster/agents.env"
+_CLUSTER = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
+_REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
+
+# Standard retries ride out throttling; the timeouts keep one run well inside its minute.
+AWS_CONFIG = Config(retries={"max_attempts": 5, "mode": "standard"}, connect_timeout=5, read_timeout=20)
+
+
+class SettingError(ValueError):
+    pass
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """KEY=VALUE lines as systemd's EnvironmentFile= reads them: blank lines and # or ;
+    comments skipped, one pair of surrounding quotes removed."""
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise SettingError(f"cannot read env file {path}: {err.strerror}") from err
+    values = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip():
+            raise SettingError(f"{path} line {number}: expected KEY=VALUE, got {raw!r}")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        values[key.strip()] = value
+    return values
+
+
+def add_common_arguments(parser: argparse.ArgumentParser, cluster: bool = True) -> None:
+    if cluster:
+        parser.add_argument("--cluster", help="cluster name (default: $GPUCLUSTER_CLUSTER)")
+    parser.add_argument("--region", help="AWS region (default: $GPUCLUSTER_REGION)")
+    parser.add_argument(
+        "--env-file",
+        type=Path,
+        help=f"read GPUCLUSTER_* settings from this file (systemd passes {ENV_FILE} as environment)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug detail")
+
+
+class Settings:
+    """Looks a setting up by its environment key, with the precedence described above."""
+
+    def __init__(self, args: argparse.Namespace, environ: Mapping[str, str]) -> None:
+        self._file = read_env_file(args.env_file) if args.env_file else {}
+        self._environ = environ
+        self._args = args
+
+    def get(self, key: str, cli_value: str | None = None) -> str | None:
+        if cli_value is not None:
+            return cli_value
+        return self._file.get(key, self._environ.get(key))
+
+    def require(self, key: str, option: str, cli_value: str | None) -> str:
+        value = self.get(key, cli_value)
+        if not value:
+            raise SettingError(f"{key} is not set: pass {option} or set it in {ENV_FILE}")
+        return value
+
+    def cluster(self) -> str:
+        value = self.require("GPUCLUSTER_CLUSTER", "--cluster", getattr(self._args, "cluster", None))
+        if not _CLUSTER.match(value):
+            raise SettingError(f"GPUCLUSTER_CLUSTER '{value}' is not a gpucluster cluster name")
+        return value
+
+    def region(self) -> str:
+        value = self.require("GPUCLUSTER_REGION", "--region", self._args.region)
+        if not _REGION.match(value):
+            raise SettingError(f"GPUCLUSTER_REGION '{value}' is not an AWS region name like us-east-2")
+        return value
+
+
+def configure_logging(verbose: bool) -> None:
+    # journald stamps each line with time and unit; the level is all that is added here.
+    logging.basicConfig(
+        stream=sys.stdout,
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(levelname)s %(message)s",
+    )
+    # botocore's debug output is noise even in verbose runs.
+    logging.getLogger("botocore").setLevel(logging.WARNING)
+    logging.getLogger("urllib3").setLevel(logging.WARNING)
+
+
+def client(service: str, region: str) -> Any:
+    return boto3.client(service, region_name=region, config=AWS_CONFIG)
