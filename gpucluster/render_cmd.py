@@ -38,12 +38,6 @@ def user_data_by_target(cfg: ClusterConfig, ref: BundleRef) -> dict[str, str]:
     return scripts
 
 
-def user_data_sizes(cfg: ClusterConfig) -> dict[str, int]:
-    """Raw user-data bytes per target, for `gpucluster synth`'s summary."""
-    ref = placeholder_bundle_ref(render_bundle(cfg))
-    return {target: len(text.encode()) for target, text in user_data_by_target(cfg, ref).items()}
-
-
 def render_to_dir(cfg: ClusterConfig, outdir: Path) -> list[Path]:
     """Writes the bundle and every role's user-data under `outdir`; returns the files written."""
     bundle = render_bundle(cfg)

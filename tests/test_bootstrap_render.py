@@ -11,8 +11,9 @@ import pytest
 
 from gpucluster.bootstrap import LIFECYCLE_HOOK, bundle_files, lustre_efa_interfaces
 from gpucluster.loader import load_config
-from gpucluster.render_cmd import render_to_dir, user_data_sizes
+from gpucluster.render_cmd import render_to_dir
 from gpucluster.slurm_conf import slurmd_conf_line
+from gpucluster.summary import user_data_sizes
 from gpucluster.userdata import USER_DATA_LIMIT
 
 REPO = Path(__file__).resolve().parent.parent
@@ -81,6 +82,6 @@ def test_render_writes_bundle_and_user_data(cfg, tmp_path: Path) -> None:
 
 def test_user_data_stays_within_budget(cfg) -> None:
     sizes = user_data_sizes(cfg)
-    assert set(sizes) == {"head", "login", *(f"compute-{g.name}" for g in cfg.compute_groups)}
+    assert set(sizes) == {"head", "login", *(f"compute/{g.name}" for g in cfg.compute_groups)}
     for target, size in sizes.items():
         assert 0 < size <= USER_DATA_LIMIT, f"{target}: {size} bytes"
