@@ -1,0 +1,225 @@
+"""`make bench`: synth time and template size for the default example and a 1024-GPU-node config.
+
+Each synth runs in a fresh Python process, timed from outside, because that is what a
+user waits for (`gpucluster synth`, `cdk synth`): interpreter, jsii/Node start-up and
+the app. An empty CDK app synthesized in the same rounds is the floor no app can beat;
+rounds interleave the three so machine noise hits them alike. The run fails (exit 1)
+when a CloudFormation limit or the scale target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT = REPO / "examples" / "default.yaml"
+MAX_RESOURCES = 500  # CloudFormation resources per stack
+MAX_TEMPLATE_BYTES = 1_000_000  # template body uploaded through S3 ("1 MB")
+MAX_USER_DATA = 16 * 1024  # EC2, before base64
+TARGET_RATIO = 1.2  # large synth time over default synth time
+LARGE_GROUPS = 8
+LARGE_NODES_PER_GROUP = 128
+EMPTY = "empty"
+
+
+@dataclass(frozen=True)
+class Template:
+    stack: str
+    resources: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+def large_config(default: dict) -> dict:
+    """8 groups x 128 p5 nodes. Capacity Blocks stop at 64 instances, so the groups
+    alternate on-demand and ODCR capacity."""
+    group = default["compute_groups"][0]
+    data = dict(default)
+    data["compute_groups"] = [
+        {
+            "name": f"gpu{index}",
+            "instance_type": group["instance_type"],
+            "count": LARGE_NODES_PER_GROUP,
+            "capacity": (
+                {"type": "on-demand"}
+                if index % 2 == 0
+                else {"type": "odcr", "reservation_id": f"cr-{0x0a1b2c3d4e5f60000 + index:017x}"}
+            ),
+        }
+        for index in range(LARGE_GROUPS)
+    ]
+    return data
+
+
+def synth_in_child(config: str, outdir: Path) -> None:
+    """Runs in the timed child process."""
+    from gpucluster.cdk_runtime import use_wheel_node
+
+    use_wheel_node()
+    if config == EMPTY:
+        import aws_cdk as cdk
+
+        cdk.App(outdir=str(outdir), analytics_reporting=False).synth()
+        return
+    from gpucluster.loader import load_config
+    from gpucluster.synth import synthesize
+
+    synthesize(load_config(config), outdir)
+
+
+@dataclass(frozen=True)
+class Sample:
+    wall: float
+    cpu: float
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_synth(config: str, outdir: Path) -> Sample:
+    """Wall and CPU seconds of one synth; CPU includes the Node process jsii starts."""
+    cpu, started = _children_cpu(), time.perf_counter()
+    subprocess.run(
+        [sys.executable, __file__, "--child", config, str(outdir)],
+        check=True,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+    )
+    return Sample(time.perf_counter() - started, _children_cpu() - cpu)
+
+
+def templates_in(outdir: Path) -> list[Template]:
+    found = []
+    for path in sorted(outdir.glob("*.template.json")):
+        body = json.loads(path.read_text())
+        found.append(Template(path.name.removesuffix(".template.json"), len(body.get("Resources", {})),
+                              path.stat().st_size))
+    return found
+
+
+def user_data_sizes(config_path: Path) -> dict[str, int]:
+    """Bytes of each role's user-data with the bundle URL as it resolves at deploy time."""
+    from gpucluster.loader import load_config
+    from gpucluster.userdata import BundleRef, archive_sha256, bundle_archive, render_bundle, render_user_data
+
+    cfg = load_config(config_path)
+    digest = archive_sha256(bundle_archive(render_bundle(cfg)))
+    account = cfg.account or "123456789012"
+    bundle = BundleRef(url=f"s3://cdk-hnb659fds-assets-{account}-{cfg.region}/{digest}.tar.gz", sha256=digest)
+    sizes = {
+        "head": len(render_user_data(cfg, "head", bundle).encode()),
+        "login": len(render_user_data(cfg, "login", bundle).encode()),
+    }
+    for group in cfg.compute_groups:
+        sizes[f"compute/{group.name}"] = len(render_user_data(cfg, "compute", bundle, group).encode())
+    return sizes
+
+
+def report(console: Console, samples: dict[str, list[Sample]], outputs: dict[str, Path],
+           configs: dict[str, Path]) -> list[Check]:
+    checks: list[Check] = []
+    wall = {name: statistics.median(s.wall for s in runs) for name, runs in samples.items()}
+    cpu = {name: statistics.median(s.cpu for s in runs) for name, runs in samples.items()}
+    runs = len(samples[EMPTY])
+    timing = Table(title=f"synth time of a fresh process, median of {runs}", title_justify="left")
+    for column in ("config", "wall s", "x empty app", "cpu s", "x empty app "):
+        timing.add_column(column, justify="left" if column == "config" else "right")
+    for name in samples:
+        timing.add_row(name, f"{wall[name]:.2f}", f"{wall[name] / wall[EMPTY]:.2f}",
+                       f"{cpu[name]:.2f}", f"{cpu[name] / cpu[EMPTY]:.2f}")
+    console.print(timing)
+    for name, outdir in outputs.items():
+        table = Table(title=f"{name}: templates", title_justify="left")
+        for column in ("stack", "resources", "bytes"):
+            table.add_column(column, justify="left" if column == "stack" else "right")
+        for template in templates_in(outdir):
+            table.add_row(template.stack, str(template.resources), f"{template.size:,}")
+            checks.append(Check(f"{name} {template.stack} < {MAX_RESOURCES} resources",
+                                template.resources < MAX_RESOURCES, str(template.resources)))
+            checks.append(Check(f"{name} {template.stack} < {MAX_TEMPLATE_BYTES:,} bytes",
+                                template.size < MAX_TEMPLATE_BYTES, f"{template.size:,}"))
+        console.print(table)
+        sizes = user_data_sizes(configs[name])
+        table = Table(title=f"{name}: user-data bytes per role", title_justify="left")
+        table.add_column("role")
+        table.add_column("bytes", justify="right")
+        for role, size in sizes.items():
+            table.add_row(role, f"{size:,}")
+        console.print(table)
+        largest = max(sizes.values())
+        checks.append(Check(f"{name} user-data < {MAX_USER_DATA:,} bytes", largest < MAX_USER_DATA,
+                            f"largest {largest:,}"))
+    # CPU time decides: on a shared machine wall time mostly measures the neighbours.
+    ratio = cpu["large"] / cpu["default"]
+    checks.append(Check(f"large / default synth cpu time <= {TARGET_RATIO}", ratio <= TARGET_RATIO,
+                        f"{ratio:.2f} (wall {wall['large'] / wall['default']:.2f})"))
+    return checks
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3, help="synths per config (median is reported)")
+    parser.add_argument("--child", nargs=2, metavar=("CONFIG", "OUTDIR"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        synth_in_child(args.child[0], Path(args.child[1]))
+        return 0
+
+    console = Console()
+    from gpucluster.config import ClusterConfig
+
+    work = Path(tempfile.mkdtemp(prefix="gpucluster-bench-"))
+    large = large_config(yaml.safe_load(DEFAULT.read_text()))
+    cfg = ClusterConfig.model_validate(large)
+    nodes = sum(group.count for group in cfg.compute_groups)
+    gpus = sum(group.count * group.instance.gpu_count for group in cfg.compute_groups)
+    large_path = work / "large.yaml"
+    large_path.write_text(yaml.safe_dump(large, sort_keys=False))
+    configs = {"default": DEFAULT, "large": large_path}
+    console.print(f"large config: {len(cfg.compute_groups)} groups, {nodes} GPU nodes, {gpus} GPUs")
+
+    samples: dict[str, list[Sample]] = {EMPTY: [], "default": [], "large": []}
+    outputs = {name: work / name for name in configs}
+    for _ in range(args.runs):
+        for name in samples:
+            target = str(configs[name]) if name in configs else EMPTY
+            outdir = work / name
+            samples[name].append(timed_synth(target, outdir))
+    checks = report(console, samples, outputs, configs)
+
+    table = Table(title="checks", title_justify="left")
+    for column in ("check", "value", "result"):
+        table.add_column(column)
+    for check in checks:
+        table.add_row(check.name, check.detail, "[green]PASS[/]" if check.ok else "[bold red]FAIL[/]")
+    console.print(table)
+    failed = [check for check in checks if not check.ok]
+    if failed:
+        console.print(f"[bold red]{len(failed)} check(s) failed[/]")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
