@@ -240,3 +240,13 @@ def test_run_scan_exit_codes(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "b.conf" in out and "hunter2hunter2" not in out
     assert run_scan([tmp_path / "missing"]) == 2
+
+
+# --- the real output ---------------------------------------------------------------------
+
+
+def test_synthesized_examples_and_their_bundles_hold_no_secrets(synthesized):
+    for name, result in synthesized.items():
+        bundles = list(result.outdir.glob("asset.*.tar.gz"))
+        assert bundles, f"{name}: the bootstrap bundle is not in cdk.out, so the scan would miss it"
+        assert scan_path(result.outdir) == [], name
