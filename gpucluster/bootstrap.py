@@ -10,7 +10,7 @@ the config and gpucluster.names / gpucluster.slurm_conf, never from the template
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from gpucluster import names, slurm_conf
@@ -124,17 +124,13 @@ class GroupSettings:
 
 @dataclass(frozen=True)
 class Agents:
-    code: dict[str, str] = field(default_factory=dict)
-    installed: dict[str, str] = field(default_factory=dict)
-    timers: list[str] = field(default_factory=list)
+    code: dict[str, str]
+    installed: dict[str, str]
+    timers: list[str]
 
 
 def head_agents(cfg: ClusterConfig) -> Agents:
     """The agents' code (bundle paths), what the head installs (absolute paths), the timers it enables."""
-    env_template = SYSTEMD_TEMPLATES / "agents.env.j2"
-    if not env_template.exists():
-        # Skip only while the agents are not yet on main (they land in their own commit).
-        return Agents()
     code = {f"agents/{path.name}": path.read_text() for path in sorted(AGENT_SOURCES.glob("*.py"))}
     units = sorted([*SYSTEMD_TEMPLATES.glob("*.service"), *SYSTEMD_TEMPLATES.glob("*.timer")])
     installed = {f"/etc/systemd/system/{unit.name}": unit.read_text() for unit in units}

@@ -202,9 +202,6 @@ def test_head_runs_configless_controller_and_is_idempotent(tmp_path: Path) -> No
     assert node.tree() == before
 
 
-@pytest.mark.skipif(
-    not (REPO / "templates/systemd/agents.env.j2").exists(), reason="agents not on main yet"
-)
 def test_head_bundle_carries_the_agents_and_their_timers() -> None:
     cfg = example("default")
     agents = head_agents(cfg)
