@@ -49,6 +49,8 @@ UNATTENDED_BLACKLIST = (
     "lustre-client-modules-",
 )
 
+# templates/userdata/thin.sh.j2 unpacks the bundle here; the agents' units point into it.
+BUNDLE_INSTALL_DIR = "/opt/gpucluster/bundle"
 APT_LOCK_TIMEOUT_SECONDS = 1200
 NVME_MOUNT = "/opt/dlami/nvme"
 NVME_TIMEOUT_SECONDS = 600
@@ -221,6 +223,7 @@ def _cluster_conf(
         lifecycle_hook=LIFECYCLE_HOOK,
         failure_tag=FAILURE_TAG,
         apt_lock_timeout=APT_LOCK_TIMEOUT_SECONDS,
+        bundle_install_dir=BUNDLE_INSTALL_DIR,
         nvme_mount=NVME_MOUNT,
         nvme_timeout=NVME_TIMEOUT_SECONDS,
         kernel_hold=KERNEL_HOLD_PACKAGES,

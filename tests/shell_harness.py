@@ -23,10 +23,41 @@ from gpucluster.slurm_conf import SlurmSite
 
 # Real tools the scripts may run: they only read or write inside the scratch root.
 ALLOWED_TOOLS = (
-    "bash", "cat", "cmp", "cp", "mv", "rm", "mkdir", "chmod", "install", "grep", "awk",
-    "sed", "tar", "gzip", "sha256sum", "mktemp", "tr", "head", "tail", "wc", "touch",
-    "readlink", "basename", "dirname", "date", "nproc", "sort", "uniq", "cut", "env",
-    "ls", "ln", "true", "false", "id",
+    "bash",
+    "cat",
+    "cmp",
+    "cp",
+    "mv",
+    "rm",
+    "mkdir",
+    "chmod",
+    "install",
+    "grep",
+    "awk",
+    "sed",
+    "tar",
+    "gzip",
+    "sha256sum",
+    "mktemp",
+    "tr",
+    "head",
+    "tail",
+    "wc",
+    "touch",
+    "readlink",
+    "basename",
+    "dirname",
+    "date",
+    "nproc",
+    "sort",
+    "uniq",
+    "cut",
+    "env",
+    "ls",
+    "ln",
+    "true",
+    "false",
+    "id",
 )
 
 SLURM_DEBIAN_VERSION = "23.11.4-1.2ubuntu5"
@@ -288,9 +319,7 @@ class Node:
             nvme = self.root / "opt/dlami/nvme"
             nvme.mkdir(parents=True)
             (self.state / "mounts").write_text(f"{nvme}\n")
-        self.site = SlurmSite(
-            healthcheck_path=f"{self.stubs}:{self.allowed}", mount_root=str(self.root)
-        )
+        self.site = SlurmSite(healthcheck_path=f"{self.stubs}:{self.allowed}", mount_root=str(self.root))
         self.files = bundle_files(self.cfg, self.site)
         for name, text in self.files.items():
             path = self.bundle / name
@@ -302,8 +331,7 @@ class Node:
         for name, body in STUBS.items():
             stub = self.stubs / name
             stub.write_text(
-                "#!/bin/bash\n"
-                f'printf "%s\\n" "{name} $*" >>"{self.call_log}"\n' + body.lstrip("\n")
+                f'#!/bin/bash\nprintf "%s\\n" "{name} $*" >>"{self.call_log}"\n' + body.lstrip("\n")
             )
             stub.chmod(0o755)
         for tool in ALLOWED_TOOLS:
@@ -343,10 +371,13 @@ class Node:
             (device / "driver").symlink_to(driver)
 
     def run(self, role: str, group: str | None = None) -> Run:
+        arguments = ["--role", role] + (["--group", group] if group is not None else [])
+        return self.run_script("bin/bootstrap.sh", *arguments)
+
+    def run_script(self, script: str, *arguments: str) -> Run:
+        """Runs a bundle script as the node would; returns its output and the stub calls it made."""
         start = len(self.calls())
-        command = [str(self.bundle / "bin/bootstrap.sh"), "--role", role]
-        if group is not None:
-            command += ["--group", group]
+        command = [str(self.bundle / script), *arguments]
         env = {
             "PATH": f"{self.stubs}:{self.allowed}",
             "GPUCLUSTER_ROOT": str(self.root),

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.bootstrap import FAILURE_TAG, LIFECYCLE_HOOK, bundle_files, head_agents
+from gpucluster.bootstrap import (
+    BUNDLE_INSTALL_DIR,
+    FAILURE_TAG,
+    LIFECYCLE_HOOK,
+    bundle_files,
+    head_agents,
+)
 from gpucluster.config import ComputeGroupConfig, OnDemandCapacity
 from gpucluster.loader import load_config
 from gpucluster.render_cmd import render_to_dir
@@ -19,9 +25,19 @@ REPO = Path(__file__).resolve().parent.parent
 
 # Calls that change a node: none of them may happen on a second run.
 CHANGING_CALLS = (
-    "apt-get", "apt-mark hold", "mount ", "systemctl enable", "systemctl start",
-    "systemctl restart", "systemctl daemon-reload", "hostnamectl", "make", "sysctl -p",
-    "lnetctl net add", "modprobe", "aws --region us-east-1 autoscaling complete-lifecycle-action",
+    "apt-get",
+    "apt-mark hold",
+    "mount ",
+    "systemctl enable",
+    "systemctl start",
+    "systemctl restart",
+    "systemctl daemon-reload",
+    "hostnamectl",
+    "make",
+    "sysctl -p",
+    "lnetctl net add",
+    "modprobe",
+    "aws --region us-east-1 autoscaling complete-lifecycle-action",
 )
 
 
@@ -60,9 +76,7 @@ def test_compute_joins_after_pinning_the_kernel_first(tmp_path: Path) -> None:
     pin = run.index("apt-mark hold linux-aws")
     assert pin < run.index("apt-get -o DPkg::Lock::Timeout=1200 install")
     assert pin < run.index("apt-get -o DPkg::Lock::Timeout=1200 update")
-    assert "lustre-client-modules-" in (
-        node.root / "etc/apt/apt.conf.d/51gpucluster-kernel-pin"
-    ).read_text()
+    assert "lustre-client-modules-" in (node.root / "etc/apt/apt.conf.d/51gpucluster-kernel-pin").read_text()
     install = next(call for call in run.calls if " install " in call and "slurmd=" in call)
     assert "slurmd=23.11.4-1.2ubuntu5" in install and "slurm-client=23.11.4-1.2ubuntu5" in install
     assert run.index("fi_info") < run.index("systemctl start slurmd")
@@ -110,12 +124,36 @@ def test_efa_file_system_gets_lnet_on_efa_before_the_mount(tmp_path: Path) -> No
         f"rdmap{index:02d}s0" for index in range(0, 16, 2)
     ]
     assert run.index("lnetctl udsp add") < run.index(f"mount {node.root}/fsx")
+    unit = (node.root / "etc/systemd/system/gpucluster-lustre-efa.service").read_text()
+    assert f"ExecStart={BUNDLE_INSTALL_DIR}/bin/lustre-efa.sh --group h200" in unit
+    assert "systemctl enable gpucluster-lustre-efa.service" in run.calls
+
+
+def test_lnet_efa_is_redone_at_boot(tmp_path: Path) -> None:
+    node = Node(tmp_path, example("p5en-capacity-block"), efa=16)
+    assert node.run("compute", "h200").returncode == 0
+    (node.state / "lnet").unlink()  # a reboot empties the kernel's LNet configuration
+    boot = node.run_script("bin/lustre-efa.sh", "--group", "h200")
+    assert boot.returncode == 0, boot.output
+    assert len(boot.called("lnetctl net add --net efa")) == 8
+    assert boot.called("apt-get") == [] and boot.called("mount ") == []
+
+
+def test_tcp_only_file_systems_get_no_lnet_unit(tmp_path: Path) -> None:
+    node = Node(tmp_path, example("default"))
+    run = node.run("compute", "gpu")
+    assert run.returncode == 0, run.output
+    assert run.called("lnetctl") == [] and run.called("modprobe") == []
+    assert not (node.root / "etc/systemd/system/gpucluster-lustre-efa.service").exists()
 
 
 @pytest.mark.parametrize(
     ("instance_type", "gres", "efa"),
-    [("p5.48xlarge", "gpu:h100:8", 32), ("p5en.48xlarge", "gpu:h200:8", 16),
-     ("p6-b200.48xlarge", "gpu:b200:8", 8)],
+    [
+        ("p5.48xlarge", "gpu:h100:8", 32),
+        ("p5en.48xlarge", "gpu:h200:8", 16),
+        ("p6-b200.48xlarge", "gpu:b200:8", 8),
+    ],
 )
 def test_slurmd_conf_line_matches_the_catalog(
     tmp_path: Path, instance_type: str, gres: str, efa: int
@@ -128,18 +166,14 @@ def test_slurmd_conf_line_matches_the_catalog(
     line = slurmd_conf_line(cfg, group)
     assert f"Gres={gres} " in line
     assert f"Feature=train,{instance_type}" in line
-    assert f'-Z --conf-server slurmctld.demo.gpucluster.internal:6817 --conf "{line}"' in slurmd_dropin(
-        node
-    )
+    assert f'-Z --conf-server slurmctld.demo.gpucluster.internal:6817 --conf "{line}"' in slurmd_dropin(node)
 
 
 def failing_node(tmp_path: Path, failure: str) -> tuple[Node, str]:
     """A compute node with one defect, and the text its failure reason must contain."""
     cfg = example("default")
     if failure == "kernel":
-        cfg = cfg.model_copy(
-            update={"image": cfg.image.model_copy(update={"kernel": "6.8.0-1021-aws"})}
-        )
+        cfg = cfg.model_copy(update={"image": cfg.image.model_copy(update={"kernel": "6.8.0-1021-aws"})})
         return Node(tmp_path, cfg, kernel="6.8.0-1030-aws"), "not the pinned kernel"
     if failure == "checksum":
         return Node(tmp_path, cfg, corrupt_downloads=("enroot_4.2.1-1_amd64.deb",)), "sha256"
@@ -211,8 +245,13 @@ def test_head_bundle_carries_the_agents_and_their_timers() -> None:
     for unit in agents.installed:
         if unit.endswith(".service"):
             script = agents.installed[unit].split("ExecStart=/usr/bin/python3 ")[1].split()[0]
-            assert script.startswith("/opt/gpucluster/bundle/agents/")
-            assert script.removeprefix("/opt/gpucluster/bundle/") in bundle_files(cfg)
+            assert script.startswith(f"{BUNDLE_INSTALL_DIR}/agents/")
+            assert script.removeprefix(f"{BUNDLE_INSTALL_DIR}/") in bundle_files(cfg)
+
+
+def test_thin_user_data_unpacks_where_boot_units_look() -> None:
+    thin = (REPO / "templates/userdata/thin.sh.j2").read_text()
+    assert f"readonly BUNDLE_DIR={BUNDLE_INSTALL_DIR}\n" in thin
 
 
 def test_login_gets_sackd_enroot_and_pyxis(tmp_path: Path) -> None:
@@ -225,9 +264,10 @@ def test_login_gets_sackd_enroot_and_pyxis(tmp_path: Path) -> None:
     )
     assert "systemctl start sackd" in run.calls
     assert (node.root / "usr/local/lib/slurm/spank_pyxis.so").exists()
-    assert "ENROOT_RUNTIME_PATH /var/lib/enroot/runtime/user-$(id -u)" in (
-        node.root / "etc/enroot/enroot.conf"
-    ).read_text()
+    assert (
+        "ENROOT_RUNTIME_PATH /var/lib/enroot/runtime/user-$(id -u)"
+        in (node.root / "etc/enroot/enroot.conf").read_text()
+    )
     before = node.tree()
     again = node.run("login")
     assert [call for call in again.calls if call.startswith(CHANGING_CALLS)] == []
@@ -256,8 +296,11 @@ def test_munge_key_lands_root_only_and_nowhere_else(tmp_path: Path) -> None:
     assert MUNGE_SECRET not in "\n".join(node.calls())
     for path in render_to_dir(cfg, tmp_path / "rendered"):
         assert MUNGE_SECRET not in path.read_text()
-    leaked = [name for name, data in node.tree().items()
-              if MUNGE_SECRET.encode() in data and name != "etc/munge/munge.key"]
+    leaked = [
+        name
+        for name, data in node.tree().items()
+        if MUNGE_SECRET.encode() in data and name != "etc/munge/munge.key"
+    ]
     assert leaked == []
 
 

@@ -132,6 +132,7 @@ run_compute() {
   step enable_user_namespaces
   step read_storage_parameters
   step configure_lustre_efa
+  step persist_lustre_efa
   step mount_home
   step mount_fsx
   step wait_for_nvme

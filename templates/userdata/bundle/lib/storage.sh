@@ -99,3 +99,31 @@ configure_lustre_efa() {
   modprobe lustre
   log "LNet uses ${LUSTRE_EFA_INTERFACES} EFA interfaces for FSx"
 }
+
+# Redoes configure_lustre_efa at every boot, before remote file systems mount.
+persist_lustre_efa() {
+  if [[ "${LUSTRE_EFA_INTERFACES}" == 0 ]]; then
+    return 0
+  fi
+  if write_if_changed /etc/systemd/system/gpucluster-lustre-efa.service 0644 <<UNIT; then
+[Unit]
+Description=gpucluster: LNet EFA interfaces for FSx for Lustre
+After=network-online.target
+Wants=network-online.target
+Before=remote-fs-pre.target
+Wants=remote-fs-pre.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=${BUNDLE_INSTALL_DIR}/bin/lustre-efa.sh --group ${GROUP}
+
+[Install]
+WantedBy=remote-fs.target
+UNIT
+    systemctl daemon-reload
+  fi
+  if ! systemctl is-enabled --quiet gpucluster-lustre-efa.service; then
+    systemctl enable gpucluster-lustre-efa.service
+  fi
+}

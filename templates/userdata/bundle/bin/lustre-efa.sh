@@ -1,0 +1,25 @@
+#!/bin/bash
+# Re-creates the LNet EFA interfaces at boot (gpucluster-lustre-efa.service): LNet
+# configuration lives in the kernel and is gone after a reboot, and the Lustre mount in
+# fstab would otherwise fall back to TCP. Usage: lustre-efa.sh --group NAME
+set -Eeuo pipefail
+
+BUNDLE_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+readonly BUNDLE_DIR
+readonly R="${GPUCLUSTER_ROOT:-}"
+readonly ROLE=compute
+
+# shellcheck source=../conf/cluster.sh
+source "${BUNDLE_DIR}/conf/cluster.sh"
+# shellcheck source=../lib/common.sh
+source "${BUNDLE_DIR}/lib/common.sh"
+# shellcheck source=../lib/failure.sh
+source "${BUNDLE_DIR}/lib/failure.sh"
+# shellcheck source=../lib/storage.sh
+source "${BUNDLE_DIR}/lib/storage.sh"
+# shellcheck source=../lib/roles.sh
+source "${BUNDLE_DIR}/lib/roles.sh"
+
+[[ "${1:-}" == --group && -n "${2:-}" ]] || { echo "usage: $0 --group NAME" >&2; exit 64; }
+load_group "$2"
+step configure_lustre_efa
