@@ -173,7 +173,7 @@ esac
 f="$SIM_STATE/dpkg/slurm-client"
 [[ -f "$f" ]] || exit 127
 v="${SIM_SINFO_VERSION:-$(cut -d- -f1 "$f")}"
-echo "slurm $v"
+echo "slurm-wlm $v"  # what Debian and Ubuntu builds print
 """,
     "curl": r"""
 url=""; out=""

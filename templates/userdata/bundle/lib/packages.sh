@@ -83,10 +83,11 @@ hold_packages() {
   done
 }
 
+# Debian and Ubuntu builds print "slurm-wlm <release>", upstream builds "slurm <release>".
 verify_slurm_version() {
   local reported
   reported="$(sinfo --version)" || die "sinfo is not runnable after installing slurm-client"
-  if [[ "${reported}" != "slurm ${SLURM_VERSION}" ]]; then
+  if [[ "${reported##* }" != "${SLURM_VERSION}" ]]; then
     die "this node runs '${reported}' but software.slurm is ${SLURM_VERSION}; every node must run the same Slurm. Set software.slurm to the image's release and redeploy"
   fi
   log "Slurm ${SLURM_VERSION} installed"
