@@ -270,3 +270,9 @@ def run_scan(paths: list[str | Path]) -> int:
     console.print("[bold red]Move these into Secrets Manager and fetch them at boot; "
                   "rotate any credential that was committed or deployed.[/]")
     return 1
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(run_scan(sys.argv[1:] or ["cdk.out"]))
