@@ -1,5 +1,5 @@
-# Logging, step bookkeeping and small idempotent file helpers shared by every role.
 # shellcheck shell=bash
+# Logging, step bookkeeping and small idempotent file helpers shared by every role.
 
 CURRENT_STEP="start"
 
@@ -77,10 +77,8 @@ imds() {
 }
 
 instance_id() {
-  if [[ -z "${INSTANCE_ID:-}" ]]; then
-    INSTANCE_ID="$(retry 5 imds instance-id)" || die "cannot read the instance id from IMDSv2; is the metadata service enabled with tokens?"
-  fi
-  echo "${INSTANCE_ID}"
+  retry 5 imds instance-id ||
+    die "cannot read the instance id from IMDSv2; is the metadata service enabled with tokens?"
 }
 
 service_active() { systemctl is-active --quiet "$1"; }

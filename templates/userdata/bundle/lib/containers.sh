@@ -1,5 +1,5 @@
-# Enroot from its release .debs and Pyxis built against this node's Slurm headers,
 # shellcheck shell=bash
+# Enroot from its release .debs and Pyxis built against this node's Slurm headers,
 # every download pinned by version and checked by sha256 before it is used.
 
 DOWNLOAD_DIR="${R}/opt/gpucluster/downloads"

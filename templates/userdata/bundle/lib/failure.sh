@@ -1,5 +1,5 @@
-# What happens when a step fails: the reason goes to the log, the console and an
 # shellcheck shell=bash
+# What happens when a step fails: the reason goes to the log, the console and an
 # instance tag; a compute node also abandons its Auto Scaling launch, so the group
 # replaces it instead of letting a broken node join Slurm.
 

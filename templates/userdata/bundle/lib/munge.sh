@@ -1,5 +1,5 @@
-# The munge key comes from Secrets Manager through the instance role. It is written
 # shellcheck shell=bash
+# The munge key comes from Secrets Manager through the instance role. It is written
 # straight to a root-only file and never echoed, so it stays out of logs and user-data.
 
 install_munge_key() {

@@ -1,5 +1,5 @@
-# Distribution packages: Slurm and munge at the release the config records, and the
 # shellcheck shell=bash
+# Distribution packages: Slurm and munge at the release the config records, and the
 # tools the role needs. Slurm packages are held so every node keeps one release.
 
 APT_UPDATED=no

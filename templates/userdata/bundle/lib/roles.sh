@@ -1,5 +1,5 @@
-# The steps of each role, in order. Each step is a function that logs, checks before it
 # shellcheck shell=bash
+# The steps of each role, in order. Each step is a function that logs, checks before it
 # acts and dies with what to do when it cannot go on.
 
 load_group() {

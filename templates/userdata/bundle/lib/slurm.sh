@@ -1,5 +1,5 @@
-# Slurm daemons: slurmctld on the head (configless, files from the bundle), slurmd -Z on
 # shellcheck shell=bash
+# Slurm daemons: slurmctld on the head (configless, files from the bundle), slurmd -Z on
 # compute nodes, sackd (or DNS SRV) on login nodes.
 
 install_unit_dropin() {

@@ -1,5 +1,5 @@
-# Deploy-time facts from SSM Parameter Store, then EFS on /home and FSx for Lustre.
 # shellcheck shell=bash
+# Deploy-time facts from SSM Parameter Store, then EFS on /home and FSx for Lustre.
 
 # Sets EFS_ID, FSX_DNS_NAME, FSX_MOUNT_NAME from the Storage stack's parameters.
 read_storage_parameters() {

@@ -1,5 +1,5 @@
-# Kernel pinning, apt locks, sysctls and the host name.
 # shellcheck shell=bash
+# Kernel pinning, apt locks, sysctls and the host name.
 
 # User-data runs in cloud-init's final stage, after its package stage, so cloud-init's
 # own apt work is done; what still races us on first boot is apt-daily and
