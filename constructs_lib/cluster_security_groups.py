@@ -109,6 +109,17 @@ class ClusterSecurityGroups(Construct):
                 to_port=high,
                 description=why,
             )
+        if fsx is not None and fsx.efa:
+            # EFA traffic is not tracked like TCP: the file servers open flows to
+            # clients too, so the clients' group must admit them explicitly.
+            ec2.CfnSecurityGroupIngress(
+                self,
+                "NodesFromEfaLustre",
+                group_id=self.nodes.attr_group_id,
+                source_security_group_id=self.storage.attr_group_id,
+                ip_protocol="-1",
+                description="EFA-enabled Lustre servers to clients",
+            )
         self.login_ssh = None
         if props.cfg.network.ssh_ingress_cidrs:
             self.login_ssh = ec2.CfnSecurityGroup(
