@@ -73,6 +73,10 @@ class SlurmSite:
     # may start again; None keeps Slurm's default (120 s).
     cred_expire_seconds: int | None = None
     slurmd_timeout: int = 300
+    # Seconds between the main and the backfill scheduler's passes; None keeps Slurm's
+    # defaults (60 and 30), which suit a production queue.
+    sched_interval: int | None = None
+    bf_interval: int | None = None
     slurmctld_timeout: int = 120
     proctrack_type: str = "proctrack/cgroup"
     task_plugin: str = "task/cgroup,task/affinity"
@@ -87,6 +91,10 @@ class SlurmSite:
     healthcheck_path: str = (
         "/opt/amazon/efa/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     )
+    # The slurm.conf the health check's scontrol reads; None is Slurm's own lookup, which
+    # on a configless node finds the copy slurmd fetched (/run/slurm/conf). Several test
+    # clusters on one host share that link, so the test names its file.
+    healthcheck_slurm_conf: str | None = None
     # Prepended to every mount the health check requires (/home, the FSx mount point).
     mount_root: str = ""
     pyxis_library: str = "/usr/local/lib/slurm/spank_pyxis.so"
@@ -251,6 +259,15 @@ def _gres_lines(cfg: ClusterConfig, site: SlurmSite) -> list[_GresLine]:
     ]
 
 
+def _scheduler_parameters(site: SlurmSite) -> str:
+    parts = []
+    if site.sched_interval is not None:
+        parts.append(f"sched_interval={site.sched_interval}")
+    if site.bf_interval is not None:
+        parts.append(f"bf_interval={site.bf_interval}")
+    return ",".join(parts)
+
+
 def render_slurm_files(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> SlurmFiles:
     values = {
         "cfg": cfg,
@@ -262,6 +279,7 @@ def render_slurm_files(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> Slu
         "partitions": _partitions(cfg),
         "gres_lines": _gres_lines(cfg, site),
         "plugstack_dir": plugstack_dir(site),
+        "scheduler_parameters": _scheduler_parameters(site),
     }
     return SlurmFiles(
         slurm_conf=render(f"{TEMPLATE_DIR}/slurm.conf.j2", **values),
@@ -296,4 +314,5 @@ def render_healthcheck(
         mounts=required_mounts(cfg, site),
         munge_socket=site.munge_socket,
         tool_path=site.healthcheck_path,
+        slurm_conf=site.healthcheck_slurm_conf,
     )

@@ -1,0 +1,107 @@
+"""One real Slurm cluster for the whole integration session, torn down even on failure."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gpucluster import slurm_conf
+from gpucluster.loader import load_config
+from tests.integration.harness import (
+    SLURM_CONF_LINK,
+    HarnessError,
+    Munge,
+    Network,
+    SlurmCluster,
+    Teardown,
+    missing_prerequisites,
+    node_states,
+    wait_for,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "default.yaml"
+# Realistic 17-digit instance ids: node names are as long as on EC2, which matters for
+# the Unix socket paths slurmstepd makes under the spool directory (108-byte limit).
+NODE_INSTANCES = {1: "i-0a1b2c3d4e5f60001", 2: "i-0a1b2c3d4e5f60002"}
+REGISTER_TIMEOUT = 30
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"real-Slurm suite cannot run in CI: {reason}", pytrace=False)
+    pytest.skip(f"real-Slurm suite skipped: {reason}")
+
+
+def _remove_conf_link(root: Path) -> None:
+    """Configless slurmd links /run/slurm/conf to its cache; drop the link if it is ours."""
+    if SLURM_CONF_LINK.is_symlink() and str(os.readlink(SLURM_CONF_LINK)).startswith(str(root)):
+        SLURM_CONF_LINK.unlink()
+
+
+def _remove_cgroups(group: str) -> None:
+    """slurmd leaves one empty cgroup tree per node (`slurm_<node>`) in each v1 controller."""
+    base = Path("/sys/fs/cgroup")
+    for tree in base.glob(f"*/slurm_{group}-i-*"):
+        for directory in sorted(tree.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+            if directory.is_dir():
+                directory.rmdir()
+        tree.rmdir()
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> Iterator[SlurmCluster]:
+    reason = missing_prerequisites()
+    if reason is not None:
+        _unavailable(reason)
+    cfg = load_config(EXAMPLE)
+    group = cfg.compute_groups[0]
+    # Short path: slurmstepd's Unix sockets live under the spool directory.
+    root = Path(tempfile.mkdtemp(prefix="gcs-", dir="/tmp"))
+    teardown = Teardown()
+    if os.environ.get("GPUCLUSTER_KEEP_SLURM_TEST") != "1":
+        teardown.push("test directory", lambda: shutil.rmtree(root, ignore_errors=True))
+    teardown.push("/run/slurm/conf link", lambda: _remove_conf_link(root))
+    teardown.push("node cgroups", lambda: _remove_cgroups(group.name))
+    network = Network(teardown)
+    cluster = SlurmCluster(cfg=cfg, group=group, root=root, teardown=teardown, network=network)
+    try:
+        network.create()
+        Munge(root, teardown).ensure()
+        cluster.write_files()
+        cluster.start_controller()
+        teardown.push("slurmctld", lambda: cluster.stop_controller(hard=False))
+        line = slurm_conf.slurmd_conf_line(cfg, group)
+        for index, instance_id in NODE_INSTANCES.items():
+            node = cluster.add_node(index, instance_id)
+            node.start(line)
+        for name in cluster.nodes:
+            cluster.wait_node_state(name, lambda s: "IDLE" in s, "to register IDLE", REGISTER_TIMEOUT)
+        yield cluster
+    finally:
+        problems = teardown.run()
+        if problems:
+            pytest.fail("teardown left things behind: " + "; ".join(problems), pytrace=False)
+
+
+@pytest.fixture
+def cluster(slurm_cluster: SlurmCluster) -> SlurmCluster:
+    """The session cluster with no jobs, every node IDLE and not drained."""
+    slurm_cluster.slurm("scancel", "--full", "--user=root")
+    for name in list(slurm_cluster.nodes):
+        info = slurm_cluster.node_info(name)
+        if info is None or "DRAIN" in node_states(info):
+            raise HarnessError(f"a previous test left node {name} unusable: {info}")
+
+    def idle() -> bool:
+        jobs = slurm_cluster.slurm("squeue", "-h", "-o", "%i").stdout.split()
+        states = [node_states(slurm_cluster.node_info(n) or {"State": "GONE"}) for n in slurm_cluster.nodes]
+        return not jobs and all("IDLE" in s for s in states)
+
+    wait_for("no jobs and every node IDLE", idle, timeout=30)
+    return slurm_cluster
