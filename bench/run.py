@@ -189,24 +189,25 @@ def main() -> int:
     console = Console()
     from gpucluster.config import ClusterConfig
 
-    work = Path(tempfile.mkdtemp(prefix="gpucluster-bench-"))
-    large = large_config(yaml.safe_load(DEFAULT.read_text()))
-    cfg = ClusterConfig.model_validate(large)
-    nodes = sum(group.count for group in cfg.compute_groups)
-    gpus = sum(group.count * group.instance.gpu_count for group in cfg.compute_groups)
-    large_path = work / "large.yaml"
-    large_path.write_text(yaml.safe_dump(large, sort_keys=False))
-    configs = {"default": DEFAULT, "large": large_path}
-    console.print(f"large config: {len(cfg.compute_groups)} groups, {nodes} GPU nodes, {gpus} GPUs")
+    with tempfile.TemporaryDirectory(prefix="gpucluster-bench-") as scratch:
+        work = Path(scratch)
+        large = large_config(yaml.safe_load(DEFAULT.read_text()))
+        cfg = ClusterConfig.model_validate(large)
+        nodes = sum(group.count for group in cfg.compute_groups)
+        gpus = sum(group.count * group.instance.gpu_count for group in cfg.compute_groups)
+        large_path = work / "large.yaml"
+        large_path.write_text(yaml.safe_dump(large, sort_keys=False))
+        configs = {"default": DEFAULT, "large": large_path}
+        console.print(f"large config: {len(cfg.compute_groups)} groups, {nodes} GPU nodes, {gpus} GPUs")
 
-    samples: dict[str, list[Sample]] = {EMPTY: [], "default": [], "large": []}
-    outputs = {name: work / name for name in configs}
-    for _ in range(args.runs):
-        for name in samples:
-            target = str(configs[name]) if name in configs else EMPTY
-            outdir = work / name
-            samples[name].append(timed_synth(target, outdir))
-    checks = report(console, samples, outputs, configs)
+        samples: dict[str, list[Sample]] = {EMPTY: [], "default": [], "large": []}
+        outputs = {name: work / name for name in configs}
+        for _ in range(args.runs):
+            for name in samples:
+                target = str(configs[name]) if name in configs else EMPTY
+                outdir = work / name
+                samples[name].append(timed_synth(target, outdir))
+        checks = report(console, samples, outputs, configs)
 
     table = Table(title="checks", title_justify="left")
     for column in ("check", "value", "result"):
