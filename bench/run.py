@@ -179,7 +179,7 @@ def report(console: Console, samples: dict[str, list[Sample]], outputs: dict[str
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3, help="synths per config (median is reported)")
+    parser.add_argument("--runs", type=int, default=5, help="synths per config (median is reported)")
     parser.add_argument("--child", nargs=2, metavar=("CONFIG", "OUTDIR"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
