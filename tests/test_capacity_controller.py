@@ -185,7 +185,8 @@ def test_no_flapping_in_time_and_an_extension_never_shrinks_the_group(first, ste
 class FakeSlurm:
     """Answers the scontrol commands the controller issues, as slurmctld 22.05.8 did
     here: a reservation on a partition without nodes is refused, a reservation that
-    has begun cannot be moved, FUTURE nodes show only with --future."""
+    has begun cannot be moved nor a start moved into the past, FUTURE nodes show only
+    with --future."""
 
     def __init__(self, now: datetime, reservations: dict[str, tuple[datetime, datetime]] | None = None):
         self.now = now
@@ -253,6 +254,8 @@ class FakeSlurm:
                 name = args["Reservation"]
                 if self._active(name):
                     return self._fail(argv, "Error updating the reservation: Reservation already started")
+                if parse_slurm_time(args["StartTime"]) <= self.now:
+                    return self._fail(argv, "Error updating the reservation: Invalid time specified")
                 self.reservations[name] = (
                     parse_slurm_time(args["StartTime"]),
                     parse_slurm_time(args["EndTime"]),
@@ -356,9 +359,9 @@ class Aws:
             },
         )
 
-    def run(self, slurm: FakeSlurm) -> int:
+    def run(self, slurm: FakeSlurm, grace: timedelta = GRACE) -> int:
         with self.ec2, self.asg, self.ssm:
-            code = cc.run_once(CLUSTER, self.clients, slurm, slurm.now, GRACE)
+            code = cc.run_once(CLUSTER, self.clients, slurm, slurm.now, grace)
             # Every queued response was consumed: no expected call was skipped.
             self.ec2.assert_no_pending_responses()
             self.asg.assert_no_pending_responses()
@@ -449,6 +452,19 @@ def test_an_extension_inside_the_window_recreates_the_active_reservation(log):
     assert slurm.reservations[RESERVATION] == (new_end - GRACE, new_end)
     assert [call[1] for call in slurm.mutations] == ["delete", "create"]
     assert "recreated" in log.records[-1].getMessage()
+
+
+def test_a_longer_grace_that_moves_the_start_into_the_past_recreates_the_reservation():
+    longer = timedelta(minutes=90)
+    slurm = FakeSlurm(END - timedelta(minutes=75), {RESERVATION: (END - GRACE, END)})
+    slurm.nodes["train-block-anchor"] = "train"
+    aws = Aws()
+    aws.groups(block_group())
+    aws.block("active")
+    aws.size(0, 2, 2)
+    assert aws.run(slurm, grace=longer) == 0
+    assert slurm.reservations[RESERVATION] == (END - longer, END)
+    assert [call[1] for call in slurm.mutations] == ["delete", "create"]
 
 
 def test_an_expired_block_scales_to_zero_and_drops_its_reservation():
@@ -556,6 +572,26 @@ def test_a_down_slurmctld_does_not_stop_the_scale_in(log):
     aws.expect_set(0)
     assert aws.run(slurm) == 1
     assert "Unable to contact slurm controller" in log.records[-1].getMessage()
+
+
+def test_every_group_is_sized_before_slurm_is_asked():
+    aws = Aws()
+    second = {**block_group(), "group": "train2", "asg_name": "demo-cluster-train2-asg"}
+    aws.groups(block_group(), second)
+    for name in (ASG, second["asg_name"]):
+        aws.block("active")
+        aws.size(0, 2, 2, name=name)
+        aws.expect_set(0, name=name)
+
+    class SlurmAfterScaling(FakeSlurm):
+        def __call__(self, argv):
+            # Both SetDesiredCapacity calls were made before the first scontrol command.
+            aws.asg.assert_no_pending_responses()
+            return super().__call__(argv)
+
+    slurm = SlurmAfterScaling(END - timedelta(minutes=30))
+    assert aws.run(slurm) == 0
+    assert set(slurm.reservations) == {RESERVATION, maintenance.reservation_name("train2")}
 
 
 def test_an_unreadable_block_changes_nothing(log):

@@ -187,56 +187,77 @@ class Clients:
 AWS_ERRORS = (BotoCoreError, ClientError, ControllerError)
 
 
-def control_block_group(
-    group: ComputeGroup, clients: Clients, run: Runner, now: datetime, grace: timedelta
-) -> bool:
-    """One capacity-block group; returns False if any step failed. The Auto Scaling step
-    and the Slurm step are independent: a down slurmctld must not keep the group from
-    scaling in before EC2 reclaims its instances."""
+@dataclass
+class BlockGroupRun:
+    """One capacity-block group's pass, filled in by `scale` and then `reserve`."""
+
+    group: ComputeGroup
+    block: BlockStatus
+    decision: Decision
+    capacity: str = ""
+    maintenance: str = ""
+    ok: bool = True
+
+    @property
+    def window(self) -> MaintenanceWindow | None:
+        if self.decision.maintenance_start is None:
+            return None
+        return MaintenanceWindow(self.decision.maintenance_start, self.block.end)
+
+
+def scale(group: ComputeGroup, clients: Clients, now: datetime, grace: timedelta) -> BlockGroupRun | None:
+    """Read the block, decide and set the group's size; None if the block could not be read."""
     assert group.reservation_id is not None  # checked when the SSM document was parsed
-    head = f"group={group.group} capacity-block {group.reservation_id}"
     try:
         block = read_block(clients.ec2, group.reservation_id)
     except AWS_ERRORS as err:
-        LOG.error("%s: cannot read the block from EC2, nothing changed: %s", head, err)
-        return False
-    decision = decide(now, block.state, block.start, block.end, group.count, grace)
-    ok = True
+        LOG.error(
+            "group=%s capacity-block %s: cannot read the block from EC2, nothing changed: %s",
+            group.group,
+            group.reservation_id,
+            err,
+        )
+        return None
+    result = BlockGroupRun(group, block, decide(now, block.state, block.start, block.end, group.count, grace))
     try:
-        capacity = apply_desired_capacity(clients.autoscaling, group.asg_name, decision.desired_capacity)
+        result.capacity = apply_desired_capacity(
+            clients.autoscaling, group.asg_name, result.decision.desired_capacity
+        )
     except AWS_ERRORS as err:
-        capacity = f"desired {decision.desired_capacity} NOT SET ({err})"
-        ok = False
-    window = (
-        MaintenanceWindow(decision.maintenance_start, block.end)
-        if decision.maintenance_start is not None
-        else None
-    )
+        result.capacity = f"desired {result.decision.desired_capacity} NOT SET ({err})"
+        result.ok = False
+    return result
+
+
+def reserve(result: BlockGroupRun, run: Runner, now: datetime) -> None:
     try:
-        maintenance = ensure_maintenance(run, group.group, window)
+        result.maintenance = ensure_maintenance(run, result.group.group, result.window, now)
     except ScontrolError as err:
-        maintenance = f"NOT SET ({err})"
-        ok = False
-    window_text = f"{_iso(window.start)}..{_iso(window.end)}" if window else "none"
-    (LOG.info if ok else LOG.error)(
-        "%s state=%s end=%s asg=%s: %s; maintenance %s %s; %s",
-        head,
-        block.state,
-        _iso(block.end),
-        group.asg_name,
-        capacity,
-        window_text,
-        maintenance,
-        decision.reason,
+        result.maintenance = f"NOT SET ({err})"
+        result.ok = False
+
+
+def report(result: BlockGroupRun) -> None:
+    window = result.window
+    (LOG.info if result.ok else LOG.error)(
+        "group=%s capacity-block %s state=%s end=%s asg=%s: %s; maintenance %s %s; %s",
+        result.group.group,
+        result.group.reservation_id,
+        result.block.state,
+        _iso(result.block.end),
+        result.group.asg_name,
+        result.capacity,
+        f"{_iso(window.start)}..{_iso(window.end)}" if window else "none",
+        result.maintenance,
+        result.decision.reason,
     )
-    return ok
 
 
-def control_fixed_group(group: ComputeGroup, run: Runner) -> bool:
+def control_fixed_group(group: ComputeGroup, run: Runner, now: datetime) -> bool:
     """On-demand/ODCR groups keep the size the stack gave them; only a maintenance
     reservation left from a time the group was a Capacity Block is removed."""
     try:
-        maintenance = ensure_maintenance(run, group.group, None)
+        maintenance = ensure_maintenance(run, group.group, None, now)
     except ScontrolError as err:
         LOG.error(
             "group=%s %s: cannot check the maintenance reservation: %s", group.group, group.capacity_type, err
@@ -269,11 +290,23 @@ def run_once(cluster: str, clients: Clients, run: Runner, now: datetime, grace: 
         )
         return 1
     ok = not documents.problems
+    # Every group is sized before Slurm is touched, so a slow or hung slurmctld cannot
+    # delay any group's scale-in past the point EC2 reclaims its block.
+    blocks = []
     for group in documents.groups:
         if group.is_capacity_block:
-            ok &= control_block_group(group, clients, run, now, grace)
-        else:
-            ok &= control_fixed_group(group, run)
+            result = scale(group, clients, now, grace)
+            if result is None:
+                ok = False
+            else:
+                blocks.append(result)
+    for result in blocks:
+        reserve(result, run, now)
+        report(result)
+        ok &= result.ok
+    for group in documents.groups:
+        if not group.is_capacity_block:
+            ok &= control_fixed_group(group, run, now)
     return 0 if ok else 1
 
 

@@ -21,8 +21,10 @@ holding the nodes whose feature is the group's name):
   and the reservation exists before the first real node registers.
 
 Slurm cannot move the start of a reservation that has begun ("Reservation already
-started"), so when an extended block moves the window of an active reservation, it is
-deleted and created again. Nodes inside an active reservation cannot be deleted from
+started") nor move a start into the past ("Invalid time specified"), though it creates
+a reservation that began in the past; so when an extended block moves the window of an
+active reservation, or a longer grace moves its start before now, it is deleted and
+created again. Nodes inside an active reservation cannot be deleted from
 Slurm ("Requested nodes are busy"); node_cleanup removes them once the window ends.
 """
 
@@ -143,7 +145,7 @@ def ensure_anchor(run: Runner, group: str) -> bool:
     return True
 
 
-def ensure_maintenance(run: Runner, group: str, window: MaintenanceWindow | None) -> str:
+def ensure_maintenance(run: Runner, group: str, window: MaintenanceWindow | None, now: datetime) -> str:
     """Make the group's maintenance reservation match `window` (None: no reservation).
 
     Returns what was done, for the agent's log line.
@@ -160,9 +162,9 @@ def ensure_maintenance(run: Runner, group: str, window: MaintenanceWindow | None
         return "created" + (f" with placeholder node {anchor_node_name(group)}" if created_anchor else "")
     if current.matches(window):
         return "unchanged"
-    if not current.active:
+    if not current.active and window.start > now:
         checked(run(update_command(group, window.start, window.end)))
         return "moved"
     checked(run(delete_command(group)))
     checked(run(reservation_command(group, window.start, window.end)))
-    return "recreated (an active reservation cannot be moved)"
+    return "recreated (Slurm cannot move a start that is past)"
