@@ -6,6 +6,7 @@ user-data, so a node refuses a bundle that is not exactly what was synthesized.
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,9 +31,12 @@ class BootstrapBundle(Construct):
         super().__init__(scope, id)
         archive = bundle_archive(render_bundle(props.cfg))
         digest = archive_sha256(archive)
-        # CDK copies the file into cdk.out under its content hash, so the
-        # temporary directory never shows in the synthesized output.
-        staging = Path(tempfile.mkdtemp(prefix="gpucluster-bundle-")) / "bundle.tar.gz"
-        staging.write_bytes(archive)
-        self.asset = s3_assets.Asset(self, "Asset", path=str(staging))
+        # The asset is staged (copied into cdk.out under its content hash) as
+        # it is constructed, so the temporary copy can go right after.
+        staging = Path(tempfile.mkdtemp(prefix="gpucluster-bundle-"))
+        try:
+            (staging / "bundle.tar.gz").write_bytes(archive)
+            self.asset = s3_assets.Asset(self, "Asset", path=str(staging / "bundle.tar.gz"))
+        finally:
+            shutil.rmtree(staging)
         self.ref = BundleRef(url=self.asset.s3_object_url, sha256=digest)

@@ -24,6 +24,7 @@ class ClusterNetworkProps:
 class ClusterNetwork(Construct):
     vpc_id: str
     subnet_id: str
+    created_subnet: ec2.CfnSubnet | None
 
     def __init__(self, scope: Construct, id: str, props: ClusterNetworkProps) -> None:
         super().__init__(scope, id)
@@ -31,6 +32,7 @@ class ClusterNetwork(Construct):
         if network.vpc_id is not None and network.subnet_id is not None:
             self.vpc_id = network.vpc_id
             self.subnet_id = network.subnet_id
+            self.created_subnet = None
             return
         vpc = ec2.Vpc(
             self,
@@ -65,4 +67,6 @@ class ClusterNetwork(Construct):
             traffic_type=ec2.FlowLogTrafficType.REJECT,
         )
         self.vpc_id = vpc.vpc_id
-        self.subnet_id = vpc.private_subnets[0].subnet_id
+        node_subnet = vpc.private_subnets[0]
+        self.subnet_id = node_subnet.subnet_id
+        self.created_subnet = node_subnet.node.default_child

@@ -119,5 +119,15 @@ def diff(
     raise typer.Exit(run_diff(config, baseline, set(allow_replace or ())))
 
 
+@app.command()
+def scan(
+    paths: Annotated[list[Path], typer.Argument(help="cdk.out and rendered-file directories.")],
+) -> None:
+    """Exit 1 when key material or passwords appear in synthesized or rendered output."""
+    from gpucluster.secret_scan import run_scan
+
+    raise typer.Exit(run_scan(paths))
+
+
 def main() -> None:
     app()

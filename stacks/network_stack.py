@@ -22,3 +22,11 @@ class NetworkStack(cdk.Stack):
             "SecurityGroups",
             ClusterSecurityGroupsProps(cfg=cfg, vpc_id=self.network.vpc_id),
         )
+        # FSx for Lustre takes its subnet and security group from here; a new
+        # logical ID for either would replace the file system, so they are pinned.
+        groups = self.security_groups
+        groups.storage.override_logical_id("StorageSecurityGroup")
+        groups.nodes.override_logical_id("NodesSecurityGroup")
+        groups.efa.override_logical_id("EfaSecurityGroup")
+        if self.network.created_subnet is not None:
+            self.network.created_subnet.override_logical_id("NodeSubnet")

@@ -82,7 +82,7 @@ def cluster_efa_group_import(network_template):
     exports = [
         out["Export"]["Name"]
         for out in network_template.get("Outputs", {}).values()
-        if "Export" in out and "SecurityGroupsEfa" in json.dumps(out["Value"])
+        if "Export" in out and "EfaSecurityGroup" in json.dumps(out["Value"])
     ]
     assert len(exports) == 1
     return exports[0]
@@ -171,6 +171,16 @@ def test_stateful_resources_retained_with_pinned_logical_ids(synthesized, exampl
                 if resource["Type"] in STATEFUL_TYPES:
                     assert resource["DeletionPolicy"] == "Retain"
                     assert resource["UpdateReplacePolicy"] == "Retain"
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_what_the_file_system_depends_on_keeps_its_logical_id(synthesized, example_configs, example):
+    network = stack(synthesized, example, "network")["Resources"]
+    for logical in ("StorageSecurityGroup", "NodesSecurityGroup", "EfaSecurityGroup"):
+        assert network[logical]["Type"] == "AWS::EC2::SecurityGroup"
+    if example_configs[example].network.vpc_id is None:
+        assert network["NodeSubnet"]["Type"] == "AWS::EC2::Subnet"
+        assert network["NodeSubnet"]["Properties"]["MapPublicIpOnLaunch"] is False
 
 
 def test_storage_stack_has_termination_protection(synthesized):
