@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -96,3 +97,34 @@ def test_generator_reproduces_the_committed_catalog(tmp_path):
         capture_output=True,
     )
     assert json.loads(out.read_text()) == list(RAW.values())
+
+
+def test_generator_reads_a_live_account_through_describe_instance_types(monkeypatch):
+    """The --source aws path, with botocore's Stubber standing in for EC2."""
+    import importlib.util
+
+    import boto3
+    from botocore.stub import Stubber
+
+    spec = importlib.util.spec_from_file_location("build_catalog", REPO / "scripts/build_catalog.py")
+    build_catalog = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build_catalog)
+
+    client = boto3.client("ec2", region_name="us-east-2", aws_access_key_id="x", aws_secret_access_key="x")
+    stubber = Stubber(client)
+    page = [copy.deepcopy(RAW[name]) for name in build_catalog.CATALOG_TYPES]
+    for entry in page:
+        for card in entry["NetworkInfo"]["NetworkCards"]:
+            card.pop("InterfaceTypes", None)
+        entry.pop("CapacityBlockSupported", None)
+    stubber.add_response(
+        "describe_instance_types",
+        {"InstanceTypes": page},
+        {"InstanceTypes": list(build_catalog.CATALOG_TYPES)},
+    )
+    monkeypatch.setattr(boto3, "client", lambda *args, **kwargs: client)
+    with stubber:
+        source = build_catalog._from_aws("us-east-2")
+    stubber.assert_no_pending_responses()
+    rebuilt = build_catalog.build(source)
+    assert rebuilt == json.loads((REPO / "gpucluster/data/instance_catalog.json").read_text())
