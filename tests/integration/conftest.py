@@ -38,10 +38,12 @@ def _unavailable(reason: str) -> None:
     pytest.skip(f"real-Slurm suite skipped: {reason}")
 
 
-def _remove_conf_link(root: Path) -> None:
+def _remove_conf_link(root: Path, made_run_dir: bool) -> None:
     """Configless slurmd links /run/slurm/conf to its cache; drop the link if it is ours."""
     if SLURM_CONF_LINK.is_symlink() and str(os.readlink(SLURM_CONF_LINK)).startswith(str(root)):
         SLURM_CONF_LINK.unlink()
+    if made_run_dir and SLURM_CONF_LINK.parent.exists() and not any(SLURM_CONF_LINK.parent.iterdir()):
+        SLURM_CONF_LINK.parent.rmdir()
 
 
 def _remove_cgroups(group: str) -> None:
@@ -66,7 +68,8 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
     teardown = Teardown()
     if os.environ.get("GPUCLUSTER_KEEP_SLURM_TEST") != "1":
         teardown.push("test directory", lambda: shutil.rmtree(root, ignore_errors=True))
-    teardown.push("/run/slurm/conf link", lambda: _remove_conf_link(root))
+    made_run_dir = not SLURM_CONF_LINK.parent.exists()
+    teardown.push("/run/slurm/conf link", lambda: _remove_conf_link(root, made_run_dir))
     teardown.push("node cgroups", lambda: _remove_cgroups(group.name))
     network = Network(teardown)
     cluster = SlurmCluster(cfg=cfg, group=group, root=root, teardown=teardown, network=network)
