@@ -73,6 +73,9 @@ class SlurmSite:
     # may start again; None keeps Slurm's default (120 s).
     cred_expire_seconds: int | None = None
     slurmd_timeout: int = 300
+    # How long slurmctld waits on one RPC; a dead node is declared DOWN only after pings to
+    # it time out, so this bounds how fast that happens. None keeps Slurm's 10 s.
+    message_timeout: int | None = None
     # Seconds between the main and the backfill scheduler's passes; None keeps Slurm's
     # defaults (60 and 30), which suit a production queue.
     sched_interval: int | None = None

@@ -74,6 +74,8 @@ class TestSlurmConf:
         assert int(single(conf, "HealthCheckInterval")) > 0
         assert "NodeName" not in conf, "dynamic nodes: slurm.conf must list no node"
         assert "SlurmdParameters" not in conf, "production trusts each node's hardware"
+        for test_only in ("MessageTimeout", "SchedulerParameters"):
+            assert test_only not in conf, f"production keeps Slurm's default {test_only}"
 
     def test_never_sets_cloud_dns(self, example):
         # Slurm 22.05 dynamic nodes break with cloud_dns.
@@ -127,7 +129,11 @@ class TestSlurmConf:
             state_save_location="/tmp/state",
             cred_expire_seconds=10,
             slurmd_timeout=5,
+            message_timeout=3,
+            sched_interval=2,
+            bf_interval=1,
             trust_node_config=True,
+            healthcheck_slurm_conf="/tmp/etc/slurm.conf",
         )
         conf = settings(slurm_conf.render_slurm_files(cfg, site).slurm_conf)
         assert single(conf, "SlurmctldHost") == "testhost(10.213.0.1)"
@@ -138,6 +144,10 @@ class TestSlurmConf:
         assert single(conf, "AuthInfo") == "socket=/run/munge/munge.socket.2,cred_expire=10"
         assert single(conf, "SlurmdTimeout") == "5"
         assert single(conf, "SlurmdParameters") == "config_overrides"
+        assert single(conf, "MessageTimeout") == "3"
+        assert single(conf, "SchedulerParameters") == "sched_interval=2,bf_interval=1"
+        healthcheck = slurm_conf.render_healthcheck(cfg, cfg.compute_groups[0], site)
+        assert 'export SLURM_CONF="/tmp/etc/slurm.conf"' in healthcheck.splitlines()
         assert slurm_conf.conf_server(cfg, site) == "10.213.0.1:16817"
 
     @pytest.mark.parametrize(

@@ -257,6 +257,7 @@ class SlurmCluster:
             cred_expire_seconds=5,
             slurmd_timeout=5,
             slurmctld_timeout=5,
+            message_timeout=3,
             sched_interval=2,
             bf_interval=1,
             trust_node_config=True,
