@@ -19,6 +19,7 @@ from tests.integration.harness import (
     Network,
     SlurmCluster,
     Teardown,
+    leftovers,
     missing_prerequisites,
     node_states,
     wait_for,
@@ -56,6 +57,12 @@ def _remove_cgroups(group: str) -> None:
         tree.rmdir()
 
 
+def _fail_on_leftovers() -> None:
+    found = leftovers()
+    if found:
+        raise HarnessError("still present after teardown: " + ", ".join(found))
+
+
 @pytest.fixture(scope="session")
 def slurm_cluster() -> Iterator[SlurmCluster]:
     reason = missing_prerequisites()
@@ -66,6 +73,7 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
     # Short path: slurmstepd's Unix sockets live under the spool directory.
     root = Path(tempfile.mkdtemp(prefix="gcs-", dir="/tmp"))
     teardown = Teardown()
+    teardown.push("leftover check", _fail_on_leftovers)
     if os.environ.get("GPUCLUSTER_KEEP_SLURM_TEST") != "1":
         teardown.push("test directory", lambda: shutil.rmtree(root, ignore_errors=True))
     made_run_dir = not SLURM_CONF_LINK.parent.exists()

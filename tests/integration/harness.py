@@ -108,6 +108,18 @@ def _kill(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
+def _require_free_port(port: int) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("0.0.0.0", port))
+        except OSError as error:
+            raise HarnessError(
+                f"TCP port {port} is taken ({error.strerror}); a slurmctld left by an interrupted "
+                f"run? Find it with `ss -ltnp sport = :{port}` and stop it"
+            ) from error
+
+
 def netns_pids(name: str) -> list[int]:
     result = run("ip", "netns", "pids", name, check=False)
     return [int(pid) for pid in result.stdout.split()]
@@ -143,8 +155,13 @@ class Network:
         return name, address
 
     def _delete_namespace(self, name: str, host_side: str) -> None:
-        for pid in netns_pids(name):
-            _kill(pid)
+        def emptied() -> bool:
+            pids = netns_pids(name)
+            for pid in pids:
+                _kill(pid)
+            return not pids
+
+        wait_for(f"every process in {name} to die", emptied, timeout=10)
         run("ip", "link", "del", host_side, check=False)
         run("ip", "netns", "del", name, check=False)
 
@@ -156,6 +173,18 @@ class Network:
                 index = name.removeprefix(f"{NETNS_PREFIX}n")
                 self._delete_namespace(name, f"gcs-n{index}")
         run("ip", "link", "del", BRIDGE, check=False)
+
+
+def leftovers() -> list[str]:
+    """What of the suite's network still exists (checked after teardown)."""
+    found = [
+        f"network namespace {line.split()[0]}"
+        for line in run("ip", "netns", "list").stdout.splitlines()
+        if line.startswith(NETNS_PREFIX)
+    ]
+    if run("ip", "link", "show", BRIDGE, check=False).returncode == 0:
+        found.append(f"bridge {BRIDGE}")
+    return found
 
 
 @dataclass
@@ -203,6 +232,42 @@ class Munge:
             ["unmunge", "-S", str(MUNGE_SOCKET)], input=encode.stdout, capture_output=True
         )
         return decode.returncode == 0
+
+
+@dataclass
+class DnsServer:
+    """dnsmasq on the bridge address, answering only for the cluster's private zone: the
+    `_slurmctld._tcp` SRV record and the controller's A record, as Route 53 does on AWS."""
+
+    root: Path
+    teardown: Teardown
+    zone: str
+    controller_name: str
+    port: int
+
+    def start(self) -> Path:
+        """Start dnsmasq; returns a resolv.conf that sends a node's lookups to it."""
+        if shutil.which("dnsmasq") is None:
+            raise HarnessError("dnsmasq is not installed (apt-get install dnsmasq-base)")
+        pid_file = self.root / "run" / "dnsmasq.pid"
+        run(
+            "dnsmasq",
+            "--conf-file=/dev/null",
+            "--no-resolv",
+            "--no-hosts",
+            "--bind-interfaces",
+            f"--listen-address={CONTROLLER_IP}",
+            "--port=53",
+            f"--pid-file={pid_file}",
+            f"--log-facility={self.root / 'log' / 'dnsmasq.log'}",
+            "--log-queries",
+            f"--srv-host=_slurmctld._tcp.{self.zone},{self.controller_name},{self.port}",
+            f"--host-record={self.controller_name},{CONTROLLER_IP}",
+        )
+        self.teardown.push("dnsmasq", lambda: _kill(int(pid_file.read_text())))
+        resolv = self.root / "resolv.conf"
+        resolv.write_text(f"nameserver {CONTROLLER_IP}\nsearch {self.zone}\n")
+        return resolv
 
 
 FAKE_NVIDIA_SMI = """#!/bin/bash
@@ -310,6 +375,7 @@ class SlurmCluster:
             self.teardown.push(f"mount {mount}", lambda m=mount: run("umount", "-l", m, check=False))
 
     def start_controller(self) -> None:
+        _require_free_port(SLURMCTLD_PORT)
         log = open(self.root / "log" / "slurmctld.stdout", "ab")  # noqa: SIM115 - kept by Popen
         self.controller = subprocess.Popen(
             ["slurmctld", "-D"], env=self.env, stdout=log, stderr=subprocess.STDOUT
@@ -390,30 +456,33 @@ class ComputeNode:
     address: str
     process: subprocess.Popen | None = None
 
-    def start(self, conf_line: str) -> None:
-        """`slurmd -Z` as the compute bootstrap starts it: --conf-server plus the --conf line.
+    def start(self, conf_line: str, resolv_conf: Path | None = None) -> None:
+        """`slurmd -Z` as the compute bootstrap starts it, with the --conf line.
 
+        Without `resolv_conf` it finds the controller by --conf-server. With it, slurmd
+        gets no --conf-server and looks up the `_slurmctld._tcp` SRV record through that
+        resolver: a private mount namespace shows it as /etc/resolv.conf to slurmd alone.
         nsenter joins only the network namespace: `ip netns exec` would remount /sys and
         slurmd would find no cgroup file system.
         """
+        slurmd = ["slurmd", "-D", "-Z", "-N", self.name, "--conf", conf_line]
+        if resolv_conf is None:
+            slurmd[1:1] = ["--conf-server", slurm_conf.conf_server(self.cluster.cfg, self.cluster.site)]
+        command = ["nsenter", f"--net=/var/run/netns/{self.namespace}", *slurmd]
+        if resolv_conf is not None:
+            command = [
+                "unshare",
+                "--mount",
+                "--propagation=private",
+                "sh",
+                "-c",
+                'mount --bind "$0" /etc/resolv.conf && exec "$@"',
+                str(resolv_conf),
+                *command,
+            ]
         log = open(self.cluster.root / "log" / f"slurmd-{self.name}.stdout", "ab")  # noqa: SIM115
         self.process = subprocess.Popen(
-            [
-                "nsenter",
-                f"--net=/var/run/netns/{self.namespace}",
-                "slurmd",
-                "-D",
-                "-Z",
-                "-N",
-                self.name,
-                "--conf-server",
-                slurm_conf.conf_server(self.cluster.cfg, self.cluster.site),
-                "--conf",
-                conf_line,
-            ],
-            env={"PATH": os.environ["PATH"]},
-            stdout=log,
-            stderr=subprocess.STDOUT,
+            command, env={"PATH": os.environ["PATH"]}, stdout=log, stderr=subprocess.STDOUT
         )
 
     def kill(self) -> None:

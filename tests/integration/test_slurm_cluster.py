@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster import slurm_conf
-from tests.integration.harness import SlurmCluster, node_states, wait_for
+from gpucluster import names, slurm_conf
+from tests.integration.harness import SLURMCTLD_PORT, DnsServer, SlurmCluster, node_states, wait_for
 
 pytestmark = pytest.mark.slurm
 
@@ -17,6 +17,7 @@ JOB_TIMEOUT = 30
 # slurmctld marks a silent node DOWN after SlurmdTimeout (5 s in the test site) plus up
 # to a ping cycle; the requeued job then waits cred_expire (5 s) before it may restart.
 NODE_DOWN_TIMEOUT = 45
+SRV_NODE = (4, "i-0a1b2c3d4e5f60004")
 
 
 def node_rows(cluster: SlurmCluster) -> dict[str, list[dict[str, str]]]:
@@ -189,3 +190,29 @@ def test_explicit_plugstack_include_reaches_configless_nodes(cluster: SlurmClust
     ).read_text()
     log = Path(cluster.site.slurmd_log_file.replace("%n", name)).read_text()
     assert f"spank: {cluster.site.pyxis_library}: Dlopen of plugin file failed" in log
+
+
+def test_node_finds_the_controller_by_its_srv_record(cluster: SlurmCluster):
+    """The alternative to --conf-server: the `_slurmctld._tcp` SRV record of the private
+    zone (the Cluster stack creates it), served here by dnsmasq on the bridge."""
+    cfg = cluster.cfg
+    zone = names.private_zone(cfg)
+    dns = DnsServer(cluster.root, cluster.teardown, zone, names.controller_host(cfg), SLURMCTLD_PORT)
+    resolv_conf = dns.start()
+    node = cluster.add_node(*SRV_NODE)
+    try:
+        node.start(slurm_conf.slurmd_conf_line(cfg, cluster.group), resolv_conf=resolv_conf)
+        info = cluster.wait_node_state(node.name, lambda s: "IDLE" in s, "to register", JOB_TIMEOUT)
+        assert info["NodeAddr"] == node.address
+        queries = (cluster.root / "log" / "dnsmasq.log").read_text()
+        assert f"query[SRV] _slurmctld._tcp.{zone}" in queries
+        assert f"query[A] {names.controller_host(cfg)}" in queries
+        job = cluster.submit(
+            f"--nodelist={node.name}", "--gpus-per-node=8", "--cpus-per-task=1", "--output=/dev/null",
+            script="true\n",
+        )
+        assert cluster.wait_job_state(job, {"COMPLETED"}, JOB_TIMEOUT)["NodeList"] == node.name
+    finally:
+        node.kill()
+        cluster.nodes.pop(node.name)
+        cluster.slurm("scontrol", "delete", f"NodeName={node.name}", check=False)
