@@ -32,7 +32,9 @@ MEMORY_RESERVE_FRACTION = 0.05
 
 # MaxNodeCount bounds the node records slurmctld holds, dynamic ones included. An Auto
 # Scaling replacement registers under a new name while the old record waits for the
-# cleanup timer, so leave room for every node to be replaced once.
+# cleanup timer, so leave room for every node to be replaced once; and the Capacity
+# Block controller keeps one placeholder node (State=FUTURE) per block group so its
+# maintenance reservation can exist before the block's nodes register.
 MAX_NODE_COUNT_FACTOR = 2
 
 TEMPLATE_DIR = "slurm"
@@ -193,7 +195,9 @@ def slurmd_conf_line(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
 
 
 def max_node_count(cfg: ClusterConfig) -> int:
-    return MAX_NODE_COUNT_FACTOR * sum(group.count for group in cfg.compute_groups)
+    nodes = sum(group.count for group in cfg.compute_groups)
+    placeholders = sum(1 for group in cfg.compute_groups if group.is_capacity_block)
+    return MAX_NODE_COUNT_FACTOR * nodes + placeholders
 
 
 @dataclass(frozen=True)

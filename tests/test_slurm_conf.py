@@ -62,7 +62,9 @@ class TestSlurmConf:
         assert single(conf, "SlurmctldParameters") == "enable_configless"
         assert single(conf, "SelectType") == "select/cons_tres"
         assert single(conf, "TreeWidth") == "65533"
-        assert int(single(conf, "MaxNodeCount")) == 2 * sum(g.count for g in example.compute_groups)
+        blocks = sum(1 for g in example.compute_groups if g.is_capacity_block)
+        expected = 2 * sum(g.count for g in example.compute_groups) + blocks
+        assert int(single(conf, "MaxNodeCount")) == expected
         assert single(conf, "AuthType") == "auth/munge"
         assert single(conf, "GresTypes") == "gpu"
         assert single(conf, "ProctrackType") == "proctrack/cgroup"
@@ -76,6 +78,11 @@ class TestSlurmConf:
         assert "SlurmdParameters" not in conf, "production trusts each node's hardware"
         for test_only in ("MessageTimeout", "SchedulerParameters"):
             assert test_only not in conf, f"production keeps Slurm's default {test_only}"
+
+    def test_max_node_count_of_the_default_example(self):
+        # 2 nodes, room to replace both, and the Capacity Block group's placeholder node.
+        cfg = load_config(REPO / "examples" / "default.yaml")
+        assert slurm_conf.max_node_count(cfg) == 5
 
     def test_never_sets_cloud_dns(self, example):
         # Slurm 22.05 dynamic nodes break with cloud_dns.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -81,6 +82,12 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
     teardown.push("node cgroups", lambda: _remove_cgroups(group.name))
     network = Network(teardown)
     cluster = SlurmCluster(cfg=cfg, group=group, root=root, teardown=teardown, network=network)
+    if cluster.tracking.why is not None:
+        warnings.warn(
+            f"real-Slurm suite runs {cluster.tracking.proctrack_type} and {cluster.tracking.task_plugin} "
+            f"instead of production's cgroup plugins: {cluster.tracking.why}",
+            stacklevel=1,
+        )
     try:
         network.create()
         Munge(root, teardown).ensure()

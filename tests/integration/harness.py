@@ -83,6 +83,38 @@ def missing_prerequisites() -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class ProcessTracking:
+    proctrack_type: str
+    task_plugin: str
+    why: str | None  # None: production's cgroup plugins
+
+
+def process_tracking(mounts: str | None = None) -> ProcessTracking:
+    """Production's cgroup plugins, unless this host cannot run them for a hand-started slurmd.
+
+    On a cgroup v2-only host, Slurm 22.05's cgroup/v2 plugin asks systemd over D-Bus for a
+    scope to hold slurmstepd; without a system bus slurmd stops with
+    "cgroup_dbus_attach_to_scope: cannot connect to dbus system daemon". Only then does the
+    suite track processes by /proc and bind no tasks. cgroup v1 and hybrid hosts, and v2
+    hosts with systemd, run production's plugins.
+    """
+    table = mounts if mounts is not None else Path("/proc/mounts").read_text()
+    unified = any(
+        fields[1] == "/sys/fs/cgroup" and fields[2] == "cgroup2"
+        for fields in (line.split() for line in table.splitlines())
+        if len(fields) > 2
+    )
+    site = SlurmSite()
+    if unified and not Path("/run/dbus/system_bus_socket").exists():
+        return ProcessTracking(
+            "proctrack/linuxproc",
+            "task/none",
+            "cgroup v2 without a systemd D-Bus: Slurm 22.05 cannot make its slurmstepd scope",
+        )
+    return ProcessTracking(site.proctrack_type, site.task_plugin, None)
+
+
 class Teardown:
     """Undo steps, run newest first; every step runs even when an earlier one fails."""
 
@@ -300,6 +332,7 @@ class SlurmCluster:
     root: Path
     teardown: Teardown
     network: Network
+    tracking: ProcessTracking = field(default_factory=process_tracking)
     nodes: dict[str, ComputeNode] = field(default_factory=dict)
     controller: subprocess.Popen | None = None
 
@@ -333,6 +366,8 @@ class SlurmCluster:
             healthcheck_slurm_conf=str(root / "etc" / "slurm.conf"),
             mount_root=str(root / "mnt"),
             pyxis_required=False,
+            proctrack_type=self.tracking.proctrack_type,
+            task_plugin=self.tracking.task_plugin,
         )
 
     @property

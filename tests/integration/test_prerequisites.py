@@ -33,3 +33,27 @@ def test_in_ci_the_suite_fails(monkeypatch):
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="real-Slurm suite cannot run in CI: needs root"):
         conftest._unavailable("needs root")
+
+
+HYBRID = "tmpfs /sys/fs/cgroup tmpfs rw 0 0\ncgroup /sys/fs/cgroup/cpu cgroup rw,cpu 0 0\n"
+UNIFIED = "cgroup2 /sys/fs/cgroup cgroup2 rw,nsdelegate 0 0\n"
+
+
+def test_cgroup_v1_hosts_run_production_plugins():
+    tracking = harness.process_tracking(HYBRID)
+    assert (tracking.proctrack_type, tracking.task_plugin, tracking.why) == (
+        "proctrack/cgroup",
+        "task/cgroup,task/affinity",
+        None,
+    )
+
+
+@pytest.mark.parametrize(("bus", "proctrack"), [(True, "proctrack/cgroup"), (False, "proctrack/linuxproc")])
+def test_cgroup_v2_hosts_need_systemd_for_production_plugins(monkeypatch, bus, proctrack):
+    real_exists = harness.Path.exists
+    monkeypatch.setattr(
+        harness.Path,
+        "exists",
+        lambda self: bus if str(self) == "/run/dbus/system_bus_socket" else real_exists(self),
+    )
+    assert harness.process_tracking(UNIFIED).proctrack_type == proctrack
