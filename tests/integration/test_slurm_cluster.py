@@ -216,3 +216,22 @@ def test_node_finds_the_controller_by_its_srv_record(cluster: SlurmCluster):
         node.kill()
         cluster.nodes.pop(node.name)
         cluster.slurm("scontrol", "delete", f"NodeName={node.name}", check=False)
+
+
+
+def test_a_job_can_open_only_the_gpus_it_was_given(cluster: SlurmCluster):
+    """cgroup.conf ConstrainDevices=yes: a job's device cgroup refuses the GPUs it was not
+    given (the fake GPUs are /dev/tty0-7, which root can open outside a job)."""
+    if cluster.tracking.why is not None:
+        pytest.skip(f"device confinement needs the cgroup plugins: {cluster.tracking.why}")
+    out = cluster.root / "jobs" / "devices.out"
+    job = cluster.submit(
+        "--gpus-per-node=2", "--cpus-per-task=1", f"--output={out}",
+        script='echo "gpus=$CUDA_VISIBLE_DEVICES"\n'
+        "for n in 0 1 2 7; do if (exec 3</dev/tty$n) 2>/dev/null; then echo \"tty$n open\"; "
+        'else echo "tty$n refused"; fi; done\n',
+    )
+    assert cluster.wait_job_state(job, {"COMPLETED"}, JOB_TIMEOUT)
+    assert out.read_text().splitlines() == [
+        "gpus=0,1", "tty0 open", "tty1 open", "tty2 refused", "tty7 refused"
+    ]
