@@ -142,6 +142,17 @@ class SlurmFiles:
         }
 
 
+def node_local_files(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> dict[str, str]:
+    """Files every host that runs slurmd or srun/sbatch (compute and login) must hold itself.
+
+    slurmctld serves plugstack.conf to configless nodes but not the files it includes
+    (seen on 22.05.8: the slurmd conf-cache holds slurm.conf, gres.conf, cgroup.conf and
+    plugstack.conf only), so the Pyxis include file is installed on each such host.
+    """
+    files = render_slurm_files(cfg, site)
+    return {f"{plugstack_dir(site)}/pyxis.conf": files.pyxis_conf}
+
+
 def controller_hostname(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> str:
     return site.controller_hostname or f"{cfg.name}-head"
 

@@ -212,6 +212,13 @@ class TestOtherFiles:
             "required /usr/local/lib/slurm/spank_pyxis.so runtime_path=/run/pyxis\n"
         )
 
+    def test_nodes_get_the_included_pyxis_file_themselves(self, example):
+        site = SlurmSite()
+        served = slurm_conf.render_slurm_files(example, site).by_path(site)
+        local = slurm_conf.node_local_files(example, site)
+        include = served[f"{site.config_dir}/plugstack.conf"].splitlines()[-1].split()[1]
+        assert local == {include: served[include]}
+
     def test_pyxis_optional_only_when_asked(self):
         cfg = load_config(REPO / "examples" / "default.yaml")
         files = slurm_conf.render_slurm_files(cfg, SlurmSite(pyxis_required=False))
