@@ -75,6 +75,18 @@ IMAGE_PACKAGES = {
     "lustre-client-modules-aws": "2.15.5-1",
 }
 
+# Slurm's client commands (sinfo, scontrol, srun, even with --version) read a configuration
+# before anything else; a configless node has none until slurmd or sackd fetched it, and
+# then they die as Slurm 22.05.8 did here: "fatal: Could not establish a configuration source".
+CLIENT_PRELUDE = r"""
+if [[ ! -f "$GPUCLUSTER_ROOT/etc/slurm/slurm.conf" && ! -f "$SIM_STATE/active/slurmd" &&
+  ! -f "$SIM_STATE/active/sackd" ]]; then
+  echo "$(basename "$0"): error: fetch_config: DNS SRV lookup failed" >&2
+  echo "$(basename "$0"): fatal: Could not establish a configuration source" >&2
+  exit 1
+fi
+"""
+
 STUBS: dict[str, str] = {
     "apt-get": r"""
 args=("$@"); install=no
@@ -169,12 +181,6 @@ case "$1" in
   *) exit 1 ;;
 esac
 """,
-    "sinfo": r"""
-f="$SIM_STATE/dpkg/slurm-client"
-[[ -f "$f" ]] || exit 127
-v="${SIM_SINFO_VERSION:-$(cut -d- -f1 "$f")}"
-echo "slurm-wlm $v"  # what Debian and Ubuntu builds print
-""",
     "curl": r"""
 url=""; out=""
 while (($# > 0)); do
@@ -225,7 +231,7 @@ done
 """,
     "munge": r"""echo "MUNGE:credential:" """,
     "unmunge": "cat >/dev/null\n",
-    "scontrol": "exit 0\n",
+    "scontrol": CLIENT_PRELUDE + "exit 0\n",
     "sleep": "exit 0\n",
 }
 
@@ -290,6 +296,8 @@ class Node:
     efa: int = 32
     nvme_mounted: bool = True
     slurm_available: tuple[str, ...] = (SLURM_DEBIAN_VERSION,)
+    # Packages the image carries besides IMAGE_PACKAGES, name -> version.
+    image_extra: dict[str, str] = field(default_factory=dict)
     corrupt_downloads: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
 
@@ -305,7 +313,7 @@ class Node:
             directory.mkdir(parents=True, exist_ok=True)
         for sub in ("dpkg", "enabled", "active"):
             (self.state / sub).mkdir(parents=True, exist_ok=True)
-        for name, version in IMAGE_PACKAGES.items():
+        for name, version in {**IMAGE_PACKAGES, **self.image_extra}.items():
             (self.state / "dpkg" / name).write_text(version + "\n")
         (self.root / "dev").mkdir()
         (self.root / "dev" / "console").write_text("")

@@ -183,13 +183,15 @@ def failing_node(tmp_path: Path, failure: str) -> tuple[Node, str]:
         return Node(tmp_path, cfg, efa=31), "pre-join health check failed"
     if failure == "slurm":
         return Node(tmp_path, cfg, slurm_available=("24.05.1-1",)), "no Slurm 23.11.4"
-    if failure == "sinfo":
-        node = Node(tmp_path, cfg, env={"SIM_SINFO_VERSION": "23.11.5"})
-        return node, "runs 'slurm-wlm 23.11.5' but software.slurm is 23.11.4"
+    if failure == "image-slurm":
+        node = Node(tmp_path, cfg, image_extra={"slurm-client": "23.11.5-1"})
+        return node, "the image already has slurm-client 23.11.5-1, but software.slurm is 23.11.4"
     raise AssertionError(failure)
 
 
-@pytest.mark.parametrize("failure", ["kernel", "checksum", "gpu", "efa", "slurm", "sinfo"])
+@pytest.mark.parametrize(
+    "failure", ["kernel", "checksum", "gpu", "efa", "slurm", "image-slurm"]
+)
 def test_defect_stops_the_node_before_slurmd_and_abandons(tmp_path: Path, failure: str) -> None:
     node, reason = failing_node(tmp_path, failure)
     run = node.run("compute", "gpu")

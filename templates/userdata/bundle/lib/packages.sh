@@ -28,7 +28,7 @@ installed_version() {
 }
 
 # The distribution version of the Slurm source package whose upstream release is
-# SLURM_VERSION, e.g. 23.11.4-1.2ubuntu5 for 23.11.4.
+# SLURM_VERSION, e.g. 23.11.4-1.2ubuntu5 for 23.11.4; fails when there is none.
 slurm_package_version() {
   local candidate
   while read -r candidate; do
@@ -37,11 +37,14 @@ slurm_package_version() {
       return 0
     fi
   done < <(apt-cache madison slurm-client | awk -F'|' '{ gsub(/ /, "", $2); print $2 }')
-  die "the distribution offers no Slurm ${SLURM_VERSION} (software.slurm); 'apt-cache madison slurm-client' lists what it has. Set software.slurm to that release (head and compute must match) and redeploy"
+  return 1
 }
 
 # Installs what is missing: the Slurm packages before "--" at the pinned distribution
 # version, the role's other packages after it at the distribution's current version.
+# Nothing runs a Slurm command to check the result: client commands, even
+# `sinfo --version`, die with "Could not establish a configuration source" on a node that
+# has no slurm.conf yet, which is every node at this point.
 install_packages() {
   local debian_version="" package missing=() current slurm_packages=()
   while (($# > 0)) && [[ "$1" != -- ]]; do
@@ -51,12 +54,16 @@ install_packages() {
   shift
   for package in "${slurm_packages[@]}"; do
     current="$(installed_version "${package}")"
-    if [[ -n "${current}" && "$(upstream_version "${current}")" == "${SLURM_VERSION}" ]]; then
+    if [[ -n "${current}" ]]; then
+      # Reaching SLURM_VERSION would take a downgrade, or leave this node on another release.
+      [[ "$(upstream_version "${current}")" == "${SLURM_VERSION}" ]] ||
+        die "the image already has ${package} ${current}, but software.slurm is ${SLURM_VERSION}; every node must run the same Slurm. Set software.slurm to $(upstream_version "${current}") or use an image without Slurm, then redeploy"
       continue
     fi
     if [[ -z "${debian_version}" ]]; then
       apt_update_once
-      debian_version="$(slurm_package_version)"
+      debian_version="$(slurm_package_version)" ||
+        die "the distribution offers no Slurm ${SLURM_VERSION} (software.slurm); 'apt-cache madison slurm-client' lists what it has. Set software.slurm to that release (head and compute must match) and redeploy"
     fi
     missing+=("${package}=${debian_version}")
   done
@@ -69,7 +76,7 @@ install_packages() {
     retry 3 apt_get install -y -q --no-install-recommends "${missing[@]}"
   fi
   hold_packages "${slurm_packages[@]}" munge
-  verify_slurm_version
+  log "Slurm ${SLURM_VERSION} installed: ${slurm_packages[*]}"
 }
 
 # An unattended upgrade of Slurm or munge on one node would break the version match.
@@ -81,14 +88,4 @@ hold_packages() {
       apt-mark hold "${package}"
     fi
   done
-}
-
-# Debian and Ubuntu builds print "slurm-wlm <release>", upstream builds "slurm <release>".
-verify_slurm_version() {
-  local reported
-  reported="$(sinfo --version)" || die "sinfo is not runnable after installing slurm-client"
-  if [[ "${reported##* }" != "${SLURM_VERSION}" ]]; then
-    die "this node runs '${reported}' but software.slurm is ${SLURM_VERSION}; every node must run the same Slurm. Set software.slurm to the image's release and redeploy"
-  fi
-  log "Slurm ${SLURM_VERSION} installed"
 }
