@@ -32,6 +32,7 @@ CAPACITY_BLOCK_END_UTC = time(11, 30)
 SLURM_NAME = re.compile(r"^[a-z][a-z0-9]{0,19}$")
 INSTANCE_TYPE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")
 RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
+RESERVED_GROUP_NAMES = frozenset({"all", "default"})
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -263,9 +264,11 @@ class ComputeGroupConfig(StrictModel):
                 f"'{value}' is not a usable group name; use 1-20 lower-case letters and digits "
                 "starting with a letter (it becomes a Slurm partition, node-name prefix and feature)",
             )
-        if value == "default":
+        if value in RESERVED_GROUP_NAMES:
             raise _fail(
-                "name", "'default' is reserved for the partition spanning all groups; pick another name"
+                "name",
+                f"'{value}' is reserved ('all' is the partition spanning every group; Slurm reads "
+                "'default' as settings for other partitions); pick another name",
             )
         return value
 

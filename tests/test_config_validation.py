@@ -86,6 +86,8 @@ INVALID = {
         "compute_groups",
     ),
     "group-name-not-slurm-safe": (lambda d: group(d).update(name="GPU-1"), "compute_groups.0.name"),
+    "group-named-all": (lambda d: group(d).update(name="all"), "compute_groups.0.name"),
+    "group-named-default": (lambda d: group(d).update(name="default"), "compute_groups.0.name"),
     "zero-count": (lambda d: group(d).update(count=0), "compute_groups.0.count"),
     "fsx-size": (setitem("storage.fsx_lustre.storage_gib", 3000), "storage.fsx_lustre.storage_gib"),
     "fsx-throughput-for-type": (
