@@ -199,8 +199,8 @@ def _enroot_conf(cfg: ClusterConfig, role: str, paths: EnrootPaths) -> str:
 
 
 def _cluster_conf(
-    cfg: ClusterConfig, site: SlurmSite, controller_files: list[str], agent_files: list[str],
-    agent_units: list[str],
+    cfg: ClusterConfig, site: SlurmSite, controller_files: list[str], node_slurm_files: list[str],
+    agent_files: list[str], agent_units: list[str],
 ) -> str:
     fsx = cfg.storage.fsx_lustre
     return render(
@@ -218,6 +218,7 @@ def _cluster_conf(
         conf_server=slurm_conf.conf_server(cfg, site),
         private_zone=names.private_zone(cfg),
         controller_files=controller_files,
+        node_slurm_files=node_slurm_files,
         agent_files=agent_files,
         agent_units=agent_units,
         lifecycle_hook=LIFECYCLE_HOOK,
@@ -256,14 +257,19 @@ def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str,
     """
     site = site or SlurmSite()
     controller = slurm_conf.render_slurm_files(cfg, site).by_path(site)
+    # What slurmd and srun read locally although the controller serves the rest.
+    node_slurm = slurm_conf.node_local_files(cfg, site)
     agents = head_agents(cfg)
     files = {**_static_sources(), **agents.code}
     files["conf/cluster.sh"] = _cluster_conf(
-        cfg, site, sorted(controller), sorted(agents.installed), agents.timers
+        cfg, site, sorted(controller), sorted(node_slurm), sorted(agents.installed), agents.timers
     )
     files.update(_role_tree("head", {**controller, **agents.installed}))
     files.update(
-        _role_tree("login", {"/etc/enroot/enroot.conf": _enroot_conf(cfg, "login", LOGIN_ENROOT)})
+        _role_tree(
+            "login",
+            {"/etc/enroot/enroot.conf": _enroot_conf(cfg, "login", LOGIN_ENROOT), **node_slurm},
+        )
     )
     for group in cfg.compute_groups:
         files.update(
@@ -274,6 +280,7 @@ def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str,
                     "/etc/enroot/enroot.conf": _enroot_conf(
                         cfg, f"compute group {group.name}", COMPUTE_ENROOT
                     ),
+                    **node_slurm,
                 },
             )
         )

@@ -12,7 +12,7 @@ import pytest
 from gpucluster.bootstrap import LIFECYCLE_HOOK, bundle_files, lustre_efa_interfaces
 from gpucluster.loader import load_config
 from gpucluster.render_cmd import render_to_dir
-from gpucluster.slurm_conf import slurmd_conf_line
+from gpucluster.slurm_conf import node_local_files, slurmd_conf_line
 from gpucluster.summary import user_data_sizes
 from gpucluster.userdata import USER_DATA_LIMIT
 
@@ -31,6 +31,9 @@ def test_bundle_has_every_role_and_group(cfg) -> None:
     assert "bin/bootstrap.sh" in files and "conf/cluster.sh" in files
     assert "files/head/etc/slurm/slurm.conf" in files
     assert "files/login/etc/enroot/enroot.conf" in files
+    for path in node_local_files(cfg):
+        assert f"files/login{path}" in files
+        assert all(f"files/compute-{group.name}{path}" in files for group in cfg.compute_groups)
     for group in cfg.compute_groups:
         tree = f"files/compute-{group.name}"
         assert f"{tree}/usr/local/sbin/gpucluster-healthcheck" in files

@@ -18,7 +18,13 @@ from gpucluster.bootstrap import (
 from gpucluster.config import ComputeGroupConfig, OnDemandCapacity
 from gpucluster.loader import load_config
 from gpucluster.render_cmd import render_to_dir
-from gpucluster.slurm_conf import controller_hostname, node_name, slurmd_conf_line
+from gpucluster.slurm_conf import (
+    controller_hostname,
+    node_local_files,
+    node_name,
+    render_slurm_files,
+    slurmd_conf_line,
+)
 from tests.shell_harness import INSTANCE_ID, MUNGE_SECRET, Node, Run, with_fixture_checksums
 
 REPO = Path(__file__).resolve().parent.parent
@@ -97,6 +103,24 @@ def test_compute_joins_after_pinning_the_kernel_first(tmp_path: Path) -> None:
     assert "ENROOT_DATA_PATH /opt/dlami/nvme/enroot/data/user-$(id -u)" in enroot_conf
     assert (node.root / "usr/local/lib/slurm/spank_pyxis.so").exists()
     assert (node.state / "sysctl-kernel.apparmor_restrict_unprivileged_userns").read_text() == "0\n"
+
+
+@pytest.mark.parametrize(
+    ("role", "group", "example_name"), [("compute", "gpu", "default"), ("login", None, "mixed")]
+)
+def test_nodes_hold_the_pyxis_include_the_served_plugstack_names(
+    tmp_path: Path, role: str, group: str | None, example_name: str
+) -> None:
+    cfg = example(example_name)
+    node = Node(tmp_path, cfg, nvme_mounted=role == "compute")
+    run = node.run(role, group)
+    assert run.returncode == 0, run.output
+    served = render_slurm_files(cfg, node.site).by_path(node.site)
+    local = node_local_files(cfg, node.site)
+    assert local
+    for path, text in local.items():
+        assert f"include {path}" in served[f"{node.site.config_dir}/plugstack.conf"]
+        assert (node.root / path.lstrip("/")).read_text() == text == served[path]
 
 
 def test_second_compute_run_changes_nothing(tmp_path: Path) -> None:

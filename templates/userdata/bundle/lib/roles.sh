@@ -119,6 +119,7 @@ run_login() {
   step install_enroot
   step configure_login_enroot
   step build_pyxis
+  step install_node_slurm_files
   step configure_slurm_client
 }
 
@@ -139,6 +140,7 @@ run_compute() {
   step install_enroot
   step configure_compute_enroot
   step build_pyxis
+  step install_node_slurm_files
   step install_healthcheck
   step name_compute_node
   step run_prejoin_healthcheck

@@ -33,6 +33,18 @@ prepare_controller_state() {
   done
 }
 
+# The served plugstack.conf includes the Pyxis file by its absolute path, and slurmctld
+# does not serve included files: without a local copy slurmd and srun load no Pyxis.
+install_node_slurm_files() {
+  local path
+  NODE_SLURM_FILES_CHANGED=no
+  for path in "${NODE_SLURM_FILES[@]}"; do
+    if install_from_bundle "${ROLE_TREE}${path}" "${path}" 0644; then
+      NODE_SLURM_FILES_CHANGED=yes
+    fi
+  done
+}
+
 start_slurmctld() {
   ensure_service slurmctld "${CONTROLLER_CONFIG_CHANGED}"
 }
@@ -41,7 +53,7 @@ start_slurmctld() {
 # node never has, and passes $SLURMD_OPTIONS unquoted, which splits the --conf string:
 # the drop-in clears the condition and spells the command line out.
 start_slurmd() {
-  local changed=no
+  local changed="${NODE_SLURM_FILES_CHANGED}"
   mkdir -p "${R}/var/log/slurm" "${R}/var/spool/slurmd"
   if install_unit_dropin slurmd.service "[Unit]
 ConditionPathExists=
