@@ -54,6 +54,10 @@ BUNDLE_INSTALL_DIR = "/opt/gpucluster/bundle"
 APT_LOCK_TIMEOUT_SECONDS = 1200
 NVME_MOUNT = "/opt/dlami/nvme"
 NVME_TIMEOUT_SECONDS = 600
+# Compute and login nodes wait this long for slurmctld, which on a first deployment boots
+# alongside them; compute nodes then wait this long for slurmctld to list them.
+CONTROLLER_TIMEOUT_SECONDS = 900
+REGISTER_TIMEOUT_SECONDS = 300
 
 # sackd (configless login nodes without slurmd) ships from Slurm 23.11.
 SACKD_SINCE = (23, 11)
@@ -61,6 +65,8 @@ SACKD_SINCE = (23, 11)
 BASE_PACKAGES = ("munge", "nfs-common")
 HEAD_PACKAGES = (*BASE_PACKAGES, "python3-boto3")
 BUILD_PACKAGES = ("build-essential",)
+# `nc -z` tells when slurmctld listens, before slurmd or sackd is started.
+NODE_TOOLS = ("netcat-openbsd",)
 
 ENROOT_RELEASES = "https://github.com/NVIDIA/enroot/releases/download"
 ENROOT_DEPENDENCIES = (
@@ -227,11 +233,13 @@ def _cluster_conf(
         bundle_install_dir=BUNDLE_INSTALL_DIR,
         nvme_mount=NVME_MOUNT,
         nvme_timeout=NVME_TIMEOUT_SECONDS,
+        controller_timeout=CONTROLLER_TIMEOUT_SECONDS,
+        register_timeout=REGISTER_TIMEOUT_SECONDS,
         kernel_hold=KERNEL_HOLD_PACKAGES,
         unattended_blacklist=UNATTENDED_BLACKLIST,
         head_packages=HEAD_PACKAGES,
-        login_packages=(*BASE_PACKAGES, *BUILD_PACKAGES),
-        compute_packages=(*BASE_PACKAGES, *BUILD_PACKAGES),
+        login_packages=(*BASE_PACKAGES, *NODE_TOOLS, *BUILD_PACKAGES),
+        compute_packages=(*BASE_PACKAGES, *NODE_TOOLS, *BUILD_PACKAGES),
         enroot=enroot_downloads(cfg),
         enroot_dependencies=ENROOT_DEPENDENCIES,
         enroot_hooks=ENROOT_HOOKS,

@@ -9,6 +9,7 @@ scripts use but the harness does not know fails loudly instead of touching this 
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import shutil
@@ -141,7 +142,15 @@ printf "$out"
 quiet=""; [[ "${2:-}" == --quiet ]] && quiet=yes
 case "$1" in
   is-enabled) [[ -f "$SIM_STATE/enabled/${!#}" ]] ;;
-  is-active) [[ -f "$SIM_STATE/active/${!#}" ]] ;;
+  is-active)
+    unit="${!#}"
+    # A unit that systemd reports active once and that then exits, as a Type=simple
+    # slurmd does when it cannot load a plugin.
+    if [[ "$unit" == "${SIM_EXITS_AFTER_START:-none}" && -f "$SIM_STATE/active/$unit" ]]; then
+      if [[ -f "$SIM_STATE/seen-$unit" ]]; then rm -f "$SIM_STATE/active/$unit"; exit 3; fi
+      touch "$SIM_STATE/seen-$unit"
+    fi
+    [[ -f "$SIM_STATE/active/$unit" ]] ;;
   enable) touch "$SIM_STATE/enabled/$2" ;;
   start|restart)
     [[ "$2" == "${SIM_FAIL_UNIT:-none}" ]] && exit 1
@@ -231,7 +240,22 @@ done
 """,
     "munge": r"""echo "MUNGE:credential:" """,
     "unmunge": "cat >/dev/null\n",
-    "scontrol": CLIENT_PRELUDE + "exit 0\n",
+    "scontrol": CLIENT_PRELUDE + r"""
+case "$1 ${2:-}" in
+  "ping ")
+    if [[ -n "${SIM_CONTROLLER_DOWN:-}" ]]; then
+      echo "Slurmctld(primary) at demo-head is DOWN"; exit 1
+    fi
+    echo "Slurmctld(primary) at demo-head is UP" ;;
+  "show node")
+    if [[ -n "${SIM_UNREGISTERED:-}" || ! -f "$SIM_STATE/active/slurmd" ]]; then
+      echo "Node $3 not found"; exit 1
+    fi
+    printf 'NodeName=%s Arch=x86_64 CoresPerSocket=48\n   State=%s ThreadsPerCore=2\n' \
+      "$3" "${SIM_NODE_STATE:-IDLE+DYNAMIC_NORM}" ;;
+esac
+""",
+    "nc": r"""[[ -z "${SIM_CONTROLLER_DOWN:-}" ]]""",
     "sleep": "exit 0\n",
 }
 
@@ -257,9 +281,14 @@ def fixture_bytes(name: str) -> bytes:
 
 
 def pyxis_fixture(version: str) -> bytes:
-    """A tar.gz shaped like GitHub's archive of the pyxis tag: pyxis-<version>/Makefile."""
+    """A tar.gz shaped like GitHub's archive of the pyxis tag: pyxis-<version>/Makefile.
+
+    Byte-identical at every call (gzip header time fixed), since the checksum in the config
+    and the file the node downloads are made separately."""
     raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w:gz") as tar:
+    with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as zipped, tarfile.open(
+        fileobj=zipped, mode="w"
+    ) as tar:
         data = b"all:\n"
         info = tarfile.TarInfo(f"pyxis-{version}/Makefile")
         info.size = len(data)

@@ -97,6 +97,11 @@ def test_compute_joins_after_pinning_the_kernel_first(tmp_path: Path) -> None:
     assert f"hostnamectl set-hostname {expected_name}" in run.calls
     assert "--conf-server slurmctld.demo.gpucluster.internal:6817" in slurmd_dropin(node)
     assert "ConditionPathExists=\n" in slurmd_dropin(node)
+    # The 23.11 unit is Type=notify for `slurmd --systemd`; a -D command line needs simple.
+    assert "Type=simple\nExecStart=\nExecStart=/usr/sbin/slurmd -D " in slurmd_dropin(node)
+    reachable = run.index("nc -z -w 5 slurmctld.demo.gpucluster.internal 6817")
+    assert reachable < run.index("systemctl start slurmd")
+    assert run.index("systemctl start slurmd") < run.index(f"scontrol show node gpu-{INSTANCE_ID}")
     healthcheck = node.root / "usr/local/sbin/gpucluster-healthcheck"
     assert healthcheck.stat().st_mode & stat.S_IXUSR
     enroot_conf = (node.root / "etc/enroot/enroot.conf").read_text()
@@ -207,6 +212,9 @@ def failing_node(tmp_path: Path, failure: str) -> tuple[Node, str]:
         return Node(tmp_path, cfg, efa=31), "pre-join health check failed"
     if failure == "slurm":
         return Node(tmp_path, cfg, slurm_available=("24.05.1-1",)), "no Slurm 23.11.4"
+    if failure == "controller":
+        node = Node(tmp_path, cfg, env={"SIM_CONTROLLER_DOWN": "1"})
+        return node, "slurmctld at slurmctld.demo.gpucluster.internal:6817 did not answer within 900 s"
     if failure == "image-slurm":
         node = Node(tmp_path, cfg, image_extra={"slurm-client": "23.11.5-1"})
         return node, "the image already has slurm-client 23.11.5-1, but software.slurm is 23.11.4"
@@ -214,7 +222,7 @@ def failing_node(tmp_path: Path, failure: str) -> tuple[Node, str]:
 
 
 @pytest.mark.parametrize(
-    "failure", ["kernel", "checksum", "gpu", "efa", "slurm", "image-slurm"]
+    "failure", ["kernel", "checksum", "gpu", "efa", "slurm", "image-slurm", "controller"]
 )
 def test_defect_stops_the_node_before_slurmd_and_abandons(tmp_path: Path, failure: str) -> None:
     node, reason = failing_node(tmp_path, failure)
@@ -226,6 +234,29 @@ def test_defect_stops_the_node_before_slurmd_and_abandons(tmp_path: Path, failur
     tags = run.called("aws --region us-east-2 ec2 create-tags")
     assert len(tags) == 1 and f"Key={FAILURE_TAG},Value=" in tags[0]
     assert "FAILED" in (node.root / "dev/console").read_text()
+
+
+@pytest.mark.parametrize(
+    ("env", "reason"),
+    [
+        ({"SIM_EXITS_AFTER_START": "slurmd"}, "slurmd exited after it started"),
+        (
+            {"SIM_NODE_STATE": "IDLE+DRAIN+DYNAMIC_NORM+INVALID_REG"},
+            "slurmctld rejected the registration of gpu-",
+        ),
+        ({"SIM_UNREGISTERED": "1"}, "did not register with slurmctld within 300 s"),
+    ],
+)
+def test_node_that_never_joins_slurm_is_abandoned(
+    tmp_path: Path, env: dict[str, str], reason: str
+) -> None:
+    node = Node(tmp_path, example("default"), env=env)
+    run = node.run("compute", "gpu")
+    assert run.returncode != 0
+    assert reason in run.output
+    assert abandoned(run) and not continued(run)
+    tag = run.called("aws --region us-east-2 ec2 create-tags")[0]
+    assert reason.split(" gpu-")[0] in tag
 
 
 def test_kernel_mismatch_stops_before_any_package_install(tmp_path: Path) -> None:
@@ -288,10 +319,11 @@ def test_login_gets_sackd_enroot_and_pyxis(tmp_path: Path) -> None:
     run = node.run("login")
     assert run.returncode == 0, run.output
     assert "sackd=23.11.4-1.2ubuntu5" in next(call for call in run.calls if " install " in call)
-    assert (node.root / "etc/default/sackd").read_text() == (
-        'SACKD_OPTIONS="--conf-server slurmctld.mixed.gpucluster.internal:6817"\n'
-    )
-    assert "systemctl start sackd" in run.calls
+    dropin = (node.root / "etc/systemd/system/sackd.service.d/gpucluster.conf").read_text()
+    assert "Type=notify\nExecStart=\n" in dropin
+    conf_server = "slurmctld.mixed.gpucluster.internal:6817"
+    assert f"ExecStart=/usr/sbin/sackd --systemd --conf-server {conf_server}\n" in dropin
+    assert run.index("nc -z") < run.index("systemctl start sackd") < run.index("scontrol ping")
     assert (node.root / "usr/local/lib/slurm/spank_pyxis.so").exists()
     assert (
         "ENROOT_RUNTIME_PATH /var/lib/enroot/runtime/user-$(id -u)"
@@ -303,13 +335,33 @@ def test_login_gets_sackd_enroot_and_pyxis(tmp_path: Path) -> None:
     assert node.tree() == before
 
 
-def test_head_failure_is_reported_without_lifecycle_calls(tmp_path: Path) -> None:
-    node = Node(tmp_path, example("default"), gpus=0, efa=0, env={"SIM_FAIL_UNIT": "slurmctld"})
+@pytest.mark.parametrize(
+    ("env", "reason"),
+    [
+        ({"SIM_FAIL_UNIT": "slurmctld"}, "slurmctld did not start"),
+        ({"SIM_CONTROLLER_DOWN": "1"}, "slurmctld does not answer 'scontrol ping'"),
+    ],
+)
+def test_head_failure_is_reported_without_lifecycle_calls(
+    tmp_path: Path, env: dict[str, str], reason: str
+) -> None:
+    node = Node(tmp_path, example("default"), gpus=0, efa=0, env=env)
     run = node.run("head")
     assert run.returncode != 0
-    assert "slurmctld did not start" in run.output
+    assert reason in run.output
     assert run.called("aws --region us-east-2 autoscaling") == []
     assert len(run.called("aws --region us-east-2 ec2 create-tags")) == 1
+
+
+def test_login_waits_for_the_controller_and_fails_without_it(tmp_path: Path) -> None:
+    node = Node(
+        tmp_path, example("mixed"), gpus=0, efa=0, nvme_mounted=False, env={"SIM_CONTROLLER_DOWN": "1"}
+    )
+    run = node.run("login")
+    assert run.returncode != 0
+    assert "slurmctld at slurmctld.mixed.gpucluster.internal:6817 did not answer" in run.output
+    assert run.called("systemctl start sackd") == []
+    assert run.called("aws --region us-east-1 autoscaling") == []
 
 
 def test_munge_key_lands_root_only_and_nowhere_else(tmp_path: Path) -> None:

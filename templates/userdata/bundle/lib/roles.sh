@@ -102,6 +102,7 @@ run_head() {
   step prepare_controller_state
   step install_controller_files
   step start_slurmctld
+  step verify_slurmctld
   step install_agents
 }
 
@@ -120,7 +121,9 @@ run_login() {
   step configure_login_enroot
   step build_pyxis
   step install_node_slurm_files
+  step wait_for_controller
   step configure_slurm_client
+  step verify_slurm_client
 }
 
 run_compute() {
@@ -144,6 +147,8 @@ run_compute() {
   step install_healthcheck
   step name_compute_node
   step run_prejoin_healthcheck
+  step wait_for_controller
   step start_slurmd
+  step wait_for_registration
   step complete_join
 }

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Slurm daemons: slurmctld on the head (configless, files from the bundle), slurmd -Z on
-# compute nodes, sackd (or DNS SRV) on login nodes.
+# compute nodes, sackd (or DNS SRV) on login nodes, and the checks that each one works.
 
 install_unit_dropin() {
   local unit="$1" content="$2"
@@ -49,9 +49,37 @@ start_slurmctld() {
   ensure_service slurmctld "${CONTROLLER_CONFIG_CHANGED}"
 }
 
-# slurmd.service carries ConditionPathExists=/etc/slurm/slurm.conf, which a configless
-# node never has, and passes $SLURMD_OPTIONS unquoted, which splits the --conf string:
-# the drop-in clears the condition and spells the command line out.
+# slurmctld is up once it answers: it has read its state from StateSaveLocation and listens.
+verify_slurmctld() {
+  retry 6 scontrol ping >/dev/null ||
+    die "slurmctld does not answer 'scontrol ping'; see /var/log/slurm/slurmctld.log and 'journalctl -u slurmctld'"
+  log "slurmctld answers"
+}
+
+controller_reachable() {
+  nc -z -w 5 "${CONF_SERVER%:*}" "${CONF_SERVER##*:}" >/dev/null 2>&1
+}
+
+# slurmd and sackd fetch their configuration from slurmctld, and on a first deployment the
+# head node may still be bootstrapping: wait for it instead of failing at once.
+wait_for_controller() {
+  local waited=0
+  until controller_reachable; do
+    if ((waited >= CONTROLLER_TIMEOUT)); then
+      die "slurmctld at ${CONF_SERVER} did not answer within ${CONTROLLER_TIMEOUT} s; check the head node (its ${FAILURE_TAG} tag and /var/log/gpucluster-bootstrap.log), the private DNS record, and that security groups allow TCP ${CONF_SERVER##*:} from this node"
+    fi
+    log "waiting for slurmctld at ${CONF_SERVER}"
+    sleep 10
+    waited=$((waited + 10))
+  done
+  log "slurmctld at ${CONF_SERVER} answers"
+}
+
+# The packaged unit carries ConditionPathExists=/etc/slurm/slurm.conf, which a configless
+# node never has, and passes $SLURMD_OPTIONS unquoted, which splits the --conf string: the
+# drop-in clears the condition and spells the command line out. Type=simple with -D works
+# on every release: the 23.11 unit is Type=notify for `slurmd --systemd` (22.05 has no
+# --systemd), and a foreground slurmd re-executes in place on reconfigure.
 start_slurmd() {
   local changed="${NODE_SLURM_FILES_CHANGED}"
   mkdir -p "${R}/var/log/slurm" "${R}/var/spool/slurmd"
@@ -59,6 +87,7 @@ start_slurmd() {
 ConditionPathExists=
 
 [Service]
+Type=simple
 ExecStart=
 ExecStart=/usr/sbin/slurmd -D -s -Z --conf-server ${CONF_SERVER} --conf \"${SLURMD_CONF}\""; then
     changed=yes
@@ -66,13 +95,39 @@ ExecStart=/usr/sbin/slurmd -D -s -Z --conf-server ${CONF_SERVER} --conf \"${SLUR
   ensure_service slurmd "${changed}"
 }
 
+# systemd calls slurmd active as soon as it runs; only slurmctld knowing the node shows that
+# it joined. A slurmd that exits (a SPANK plugin built for another Slurm: "Incompatible
+# plugin version") or whose registration slurmctld rejects (INVALID_REG, e.g. "Low
+# RealMemory") stops the node here, before its launch is completed.
+wait_for_registration() {
+  local waited=0 state
+  while ((waited < REGISTER_TIMEOUT)); do
+    service_active slurmd ||
+      die "slurmd exited after it started; see 'journalctl -u slurmd' and /var/log/slurm/slurmd.log"
+    if state="$(scontrol show node "${NODE_NAME}" 2>/dev/null | grep -o 'State=[^ ]*')"; then
+      [[ "${state}" != *INVALID_REG* ]] ||
+        die "slurmctld rejected the registration of ${NODE_NAME} (${state}); 'scontrol show node ${NODE_NAME}' gives the reason"
+      log "${NODE_NAME} is registered (${state})"
+      return 0
+    fi
+    sleep 10
+    waited=$((waited + 10))
+  done
+  die "${NODE_NAME} did not register with slurmctld within ${REGISTER_TIMEOUT} s; see /var/log/slurm/slurmd.log"
+}
+
 # Login nodes run no slurmd: from Slurm 23.11 sackd fetches and caches the served
-# configuration for the client commands; before that, the commands resolve the
-# controller through the _slurmctld._tcp SRV record, found through this search domain.
+# configuration (/run/slurm/conf) for the client commands; before that, the commands
+# resolve the controller through the _slurmctld._tcp SRV record, found through this search
+# domain. sackd's command line is spelled out like slurmd's rather than trusting the
+# packaged unit to read /etc/default/sackd (Ubuntu's 23.11 package ships none).
 configure_slurm_client() {
   if [[ "${USE_SACKD}" == yes ]]; then
     local changed=no
-    if write_if_changed /etc/default/sackd 0644 <<<"SACKD_OPTIONS=\"--conf-server ${CONF_SERVER}\""; then
+    if install_unit_dropin sackd.service "[Service]
+Type=notify
+ExecStart=
+ExecStart=/usr/sbin/sackd --systemd --conf-server ${CONF_SERVER}"; then
       changed=yes
     fi
     ensure_service sackd "${changed}"
@@ -80,4 +135,10 @@ configure_slurm_client() {
 Domains=${PRIVATE_ZONE}"; then
     systemctl restart systemd-resolved
   fi
+}
+
+verify_slurm_client() {
+  retry 6 scontrol ping >/dev/null ||
+    die "Slurm commands on this node cannot reach slurmctld at ${CONF_SERVER}; see 'journalctl -u sackd'"
+  log "Slurm commands reach slurmctld"
 }
