@@ -137,7 +137,14 @@ v="$(cat "$f")"
 out="${fmt//\$\{Status\}/install ok installed}"; out="${out//\$\{Version\}/$v}"
 printf "$out"
 """,
-    "fuser": "exit 1\n",
+    # Locks are free unless SIM_LOCK_BUSY_FROM/_FOR name a run of calls (1-based) that find
+    # them held, as when apt-daily starts after the bootstrap's first look.
+    "fuser": r"""
+calls=$(( $(cat "$SIM_STATE/fuser-calls" 2>/dev/null || echo 0) + 1 ))
+echo "$calls" >"$SIM_STATE/fuser-calls"
+from=${SIM_LOCK_BUSY_FROM:-0}
+((calls >= from && calls < from + ${SIM_LOCK_BUSY_FOR:-0}))
+""",
     "systemctl": r"""
 quiet=""; [[ "${2:-}" == --quiet ]] && quiet=yes
 case "$1" in

@@ -259,6 +259,16 @@ def test_node_that_never_joins_slurm_is_abandoned(
     assert reason.split(" gpu-")[0] in tag
 
 
+def test_package_lists_update_waits_for_a_lock_taken_after_the_first_check(tmp_path: Path) -> None:
+    node = Node(tmp_path, example("default"), env={"SIM_LOCK_BUSY_FROM": "2", "SIM_LOCK_BUSY_FOR": "3"})
+    run = node.run("compute", "gpu")
+    assert run.returncode == 0, run.output
+    lock_checks = [i for i, call in enumerate(run.calls) if call.startswith("fuser")]
+    assert len(lock_checks) == 5  # the first step's look, three held, one free
+    assert lock_checks[-1] < run.index("apt-get -o DPkg::Lock::Timeout=1200 update")
+    assert "apt/dpkg locks are held" in run.output
+
+
 def test_kernel_mismatch_stops_before_any_package_install(tmp_path: Path) -> None:
     node, _ = failing_node(tmp_path, "kernel")
     run = node.run("compute", "gpu")

@@ -8,9 +8,16 @@ apt_get() {
   DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout="${APT_LOCK_TIMEOUT}" "$@"
 }
 
+# DPkg::Lock::Timeout makes apt wait for the dpkg lock only: `apt-get update` fails at once
+# while apt-daily holds /var/lib/apt/lists/lock, which it may take at any time on a first boot.
+update_package_lists() {
+  wait_for_apt_locks
+  apt_get update -q
+}
+
 apt_update_once() {
   if [[ "${APT_UPDATED}" == no ]]; then
-    retry 3 apt_get update -q
+    retry 3 update_package_lists
     APT_UPDATED=yes
   fi
 }
