@@ -290,7 +290,9 @@ def test_head_runs_configless_controller_and_is_idempotent(tmp_path: Path) -> No
     assert f"hostnamectl set-hostname {controller_hostname(cfg)}" in run.calls
     slurm_conf = (node.root / "etc/slurm/slurm.conf").read_text()
     assert "SlurmctldParameters=enable_configless" in slurm_conf
-    assert (node.root / "home/.slurm/state").is_dir()
+    state = node.root / "home/.slurm/state"
+    assert state.is_dir() and stat.S_IMODE(state.stat().st_mode) == 0o700
+    assert f"chown slurm:slurm {state}" in run.calls
     assert run.index(f"mount {node.root}/home") < run.index("systemctl start slurmctld")
     assert "python3-boto3" in next(call for call in run.calls if " install " in call)
     assert not continued(run) and not abandoned(run)

@@ -21,16 +21,20 @@ install_controller_files() {
   CONTROLLER_CONFIG_CHANGED="${changed}"
 }
 
+# The state on the shared /home holds job scripts and environments: SlurmUser's only.
 prepare_controller_state() {
-  local directory
-  for directory in "${STATE_SAVE_LOCATION}" /var/log/slurm; do
-    if [[ ! -d "${R}${directory}" ]]; then
-      mkdir -p "${R}${directory}"
-      chown slurm:slurm "${R}${directory}"
-      chmod 0750 "${R}${directory}"
-      log "created ${directory} for slurmctld"
-    fi
-  done
+  make_slurm_directory "${STATE_SAVE_LOCATION}" 0700
+  make_slurm_directory /var/log/slurm 0750
+}
+
+make_slurm_directory() {
+  local directory="$1" mode="$2"
+  if [[ ! -d "${R}${directory}" ]]; then
+    mkdir -p "${R}${directory}"
+    chown slurm:slurm "${R}${directory}"
+    chmod "${mode}" "${R}${directory}"
+    log "created ${directory} for slurmctld"
+  fi
 }
 
 # The served plugstack.conf includes the Pyxis file by its absolute path, and slurmctld
