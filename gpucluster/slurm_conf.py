@@ -232,11 +232,6 @@ def _per_gpu(group: ComputeGroupConfig) -> tuple[int, int]:
 def _partitions(cfg: ClusterConfig) -> list[_Partition]:
     parts = []
     for group in cfg.compute_groups:
-        if group.name == SPANNING_PARTITION:
-            raise ValueError(
-                f"compute_groups: a group may not be named '{SPANNING_PARTITION}', the partition "
-                "spanning all groups has that name; rename the group"
-            )
         cpus, mem = _per_gpu(group)
         parts.append(_Partition(group.name, (_nodeset(group),), False, cpus, mem))
     # The spanning partition takes the smallest per-GPU share so a default job fits any group.

@@ -118,12 +118,10 @@ class TestSlurmConf:
             assert int(part["DefCpuPerGPU"]) == instance.vcpus // instance.gpu_count
             assert int(part["DefMemPerGPU"]) * instance.gpu_count <= slurm_conf.real_memory_mib(group)
 
-    def test_group_named_like_the_spanning_partition_is_refused(self):
-        raw = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())
-        raw["compute_groups"][0]["name"] = slurm_conf.SPANNING_PARTITION
-        cfg = ClusterConfig.model_validate(raw)
-        with pytest.raises(ValueError, match="compute_groups: a group may not be named 'all'"):
-            slurm_conf.render_slurm_files(cfg)
+    def test_the_config_reserves_the_spanning_partition_name(self):
+        from gpucluster.config import RESERVED_GROUP_NAMES
+
+        assert slurm_conf.SPANNING_PARTITION in RESERVED_GROUP_NAMES
 
     def test_site_inputs_reach_the_file(self):
         cfg = load_config(REPO / "examples" / "default.yaml")

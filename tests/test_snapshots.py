@@ -13,7 +13,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 
 from tests.conftest import EXAMPLE_NAMES
 
-ASSET_KEY = re.compile(r"\b[0-9a-f]{64}(\.(tar\.gz|zip|json))\b")
+ASSET_KEY = re.compile(r"\b[0-9a-f]{64}(\.(tar\.gz|gz|zip|json))\b")
 
 
 def normalized(value):
