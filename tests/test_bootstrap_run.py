@@ -332,7 +332,7 @@ def test_login_gets_sackd_enroot_and_pyxis(tmp_path: Path) -> None:
     assert run.returncode == 0, run.output
     assert "sackd=23.11.4-1.2ubuntu5" in next(call for call in run.calls if " install " in call)
     dropin = (node.root / "etc/systemd/system/sackd.service.d/gpucluster.conf").read_text()
-    assert "Type=notify\nExecStart=\n" in dropin
+    assert dropin.startswith("[Unit]\nConditionPathExists=\n\n[Service]\nType=notify\nExecStart=\n")
     conf_server = "slurmctld.mixed.gpucluster.internal:6817"
     assert f"ExecStart=/usr/sbin/sackd --systemd --conf-server {conf_server}\n" in dropin
     assert run.index("nc -z") < run.index("systemctl start sackd") < run.index("scontrol ping")

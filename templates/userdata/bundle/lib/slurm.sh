@@ -123,12 +123,16 @@ wait_for_registration() {
 # Login nodes run no slurmd: from Slurm 23.11 sackd fetches and caches the served
 # configuration (/run/slurm/conf) for the client commands; before that, the commands
 # resolve the controller through the _slurmctld._tcp SRV record, found through this search
-# domain. sackd's command line is spelled out like slurmd's rather than trusting the
-# packaged unit to read /etc/default/sackd (Ubuntu's 23.11 package ships none).
+# domain. sackd's unit gets the same drop-in as slurmd's: Debian turns upstream's
+# commented-out ConditionPathExists=/etc/slurm/slurm.conf on (it did for slurmd), and
+# Ubuntu's 23.11 package ships no /etc/default/sackd for $SACKD_OPTIONS to come from.
 configure_slurm_client() {
   if [[ "${USE_SACKD}" == yes ]]; then
     local changed=no
-    if install_unit_dropin sackd.service "[Service]
+    if install_unit_dropin sackd.service "[Unit]
+ConditionPathExists=
+
+[Service]
 Type=notify
 ExecStart=
 ExecStart=/usr/sbin/sackd --systemd --conf-server ${CONF_SERVER}"; then
