@@ -37,8 +37,8 @@ make_slurm_directory() {
   fi
 }
 
-# The served plugstack.conf includes the Pyxis file by its absolute path, and slurmctld
-# does not serve included files: without a local copy slurmd and srun load no Pyxis.
+# slurmd and srun load Pyxis through an include file named by its absolute path, and
+# slurmctld does not serve included files: each compute and login node holds its own copy.
 install_node_slurm_files() {
   local path
   NODE_SLURM_FILES_CHANGED=no
