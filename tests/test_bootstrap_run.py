@@ -4,6 +4,7 @@ order, idempotence, the conf line, and every failure that must keep a node out o
 from __future__ import annotations
 
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -267,6 +268,20 @@ def test_package_lists_update_waits_for_a_lock_taken_after_the_first_check(tmp_p
     assert len(lock_checks) == 5  # the first step's look, three held, one free
     assert lock_checks[-1] < run.index("apt-get -o DPkg::Lock::Timeout=1200 update")
     assert "apt/dpkg locks are held" in run.output
+
+
+def test_failure_tag_value_is_one_line_of_allowed_characters(tmp_path: Path) -> None:
+    node = Node(tmp_path, example("default"))
+    reason = "step start_slurmd failed: 'install_unit_dropin slurmd.service \"[Unit]\nX=\"' exited 1"
+    result = subprocess.run(
+        ["bash", "-c", 'STATE_DIR=/nowhere; source "$1"; tag_value "$2"', "_",
+         str(node.bundle / "lib/failure.sh"), reason + " " + "y" * 300],
+        capture_output=True, text=True, check=True,
+    )
+    value = result.stdout
+    assert value.startswith("step start_slurmd failed:  install_unit_dropin slurmd.service  ")
+    assert "\n" not in value and len(value) == 250
+    assert set(value) <= set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 +=._:/@-")
 
 
 def test_kernel_mismatch_stops_before_any_package_install(tmp_path: Path) -> None:

@@ -54,9 +54,10 @@ report_failure() {
   tag_failure "${reason}" || log "could not tag the instance with the failure reason"
 }
 
-# EC2 tag values allow letters, digits, spaces and + - = . _ : / @ up to 256 characters.
+# EC2 tag values allow letters, digits, spaces and + - = . _ : / @ up to 256 characters;
+# a reason quoting a multi-line command becomes one line.
 tag_value() {
-  tr -c 'A-Za-z0-9 +=._:/@\n-' ' ' <<<"$1" | head -c 250
+  printf '%s' "$1" | tr -c 'A-Za-z0-9 +=._:/@-' ' ' | head -c 250
 }
 
 tag_failure() {
