@@ -148,9 +148,15 @@ def node_local_files(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> dict[
     slurmctld serves plugstack.conf to configless nodes but not the files it includes
     (seen on 22.05.8: the slurmd conf-cache holds slurm.conf, gres.conf, cgroup.conf and
     plugstack.conf only), so the Pyxis include file is installed on each such host.
+    PlugStackConfig is an absolute path, which a node may resolve against its own disk
+    rather than the served copy, so plugstack.conf itself is installed too: the node then
+    never depends on what the distribution's package left in that file.
     """
     files = render_slurm_files(cfg, site)
-    return {f"{plugstack_dir(site)}/pyxis.conf": files.pyxis_conf}
+    return {
+        f"{site.config_dir}/plugstack.conf": files.plugstack_conf,
+        f"{plugstack_dir(site)}/pyxis.conf": files.pyxis_conf,
+    }
 
 
 def controller_hostname(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> str:

@@ -214,8 +214,9 @@ class TestOtherFiles:
         site = SlurmSite()
         served = slurm_conf.render_slurm_files(example, site).by_path(site)
         local = slurm_conf.node_local_files(example, site)
-        include = served[f"{site.config_dir}/plugstack.conf"].splitlines()[-1].split()[1]
-        assert local == {include: served[include]}
+        plugstack = f"{site.config_dir}/plugstack.conf"
+        include = served[plugstack].splitlines()[-1].split()[1]
+        assert local == {plugstack: served[plugstack], include: served[include]}
 
     def test_pyxis_optional_only_when_asked(self):
         cfg = load_config(REPO / "examples" / "default.yaml")
