@@ -39,19 +39,25 @@ class EfaLaunchTemplateProps:
     tags: dict[str, str]
 
 
-def network_interfaces(
-    slots: list[InterfaceSlot], security_group_ids: list[str]
-) -> list[ec2.CfnLaunchTemplate.NetworkInterfaceProperty]:
-    return [
-        ec2.CfnLaunchTemplate.NetworkInterfaceProperty(
-            network_card_index=slot.network_card_index,
-            device_index=slot.device_index,
-            interface_type=None if slot.interface_type == "interface" else slot.interface_type,
-            groups=security_group_ids,
-            delete_on_termination=True,
-        )
-        for slot in slots
-    ]
+def network_interfaces(slots: list[InterfaceSlot], security_group_ids: list[str]) -> list[dict]:
+    """`LaunchTemplateData.NetworkInterfaces` as CloudFormation JSON.
+
+    Written as plain JSON in one property override rather than as one jsii struct per
+    interface: a p5 has 33 interfaces, and building them as structs made the synth of a
+    many-group cluster grow with its interface count.
+    """
+    interfaces = []
+    for slot in slots:
+        interface: dict = {
+            "DeleteOnTermination": True,
+            "DeviceIndex": slot.device_index,
+            "Groups": security_group_ids,
+        }
+        if slot.interface_type != "interface":
+            interface["InterfaceType"] = slot.interface_type
+        interface["NetworkCardIndex"] = slot.network_card_index
+        interfaces.append(interface)
+    return interfaces
 
 
 class EfaLaunchTemplate(Construct):
@@ -82,7 +88,6 @@ class EfaLaunchTemplate(Construct):
                 iam_instance_profile=ec2.CfnLaunchTemplate.IamInstanceProfileProperty(
                     arn=props.instance_profile_arn
                 ),
-                network_interfaces=network_interfaces(slots, props.security_group_ids),
                 instance_market_options=market,
                 capacity_reservation_specification=reservation,
                 placement=(
@@ -104,6 +109,10 @@ class EfaLaunchTemplate(Construct):
                     for kind in ("instance", "volume", "network-interface")
                 ],
             ),
+        )
+        self.template.add_property_override(
+            "LaunchTemplateData.NetworkInterfaces",
+            network_interfaces(slots, props.security_group_ids),
         )
 
 
