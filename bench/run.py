@@ -24,6 +24,9 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from gpucluster.loader import load_config
+from gpucluster.summary import user_data_sizes
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT = REPO / "examples" / "default.yaml"
 MAX_RESOURCES = 500  # CloudFormation resources per stack
@@ -80,7 +83,6 @@ def synth_in_child(config: str, outdir: Path) -> None:
 
         cdk.App(outdir=str(outdir), analytics_reporting=False).synth()
         return
-    from gpucluster.loader import load_config
     from gpucluster.synth import synthesize
 
     synthesize(load_config(config), outdir)
@@ -118,24 +120,6 @@ def templates_in(outdir: Path) -> list[Template]:
     return found
 
 
-def user_data_sizes(config_path: Path) -> dict[str, int]:
-    """Bytes of each role's user-data with the bundle URL as it resolves at deploy time."""
-    from gpucluster.loader import load_config
-    from gpucluster.userdata import BundleRef, archive_sha256, bundle_archive, render_bundle, render_user_data
-
-    cfg = load_config(config_path)
-    digest = archive_sha256(bundle_archive(render_bundle(cfg)))
-    account = cfg.account or "123456789012"
-    bundle = BundleRef(url=f"s3://cdk-hnb659fds-assets-{account}-{cfg.region}/{digest}.tar.gz", sha256=digest)
-    sizes = {
-        "head": len(render_user_data(cfg, "head", bundle).encode()),
-        "login": len(render_user_data(cfg, "login", bundle).encode()),
-    }
-    for group in cfg.compute_groups:
-        sizes[f"compute/{group.name}"] = len(render_user_data(cfg, "compute", bundle, group).encode())
-    return sizes
-
-
 def report(console: Console, samples: dict[str, list[Sample]], outputs: dict[str, Path],
            configs: dict[str, Path]) -> list[Check]:
     checks: list[Check] = []
@@ -160,7 +144,7 @@ def report(console: Console, samples: dict[str, list[Sample]], outputs: dict[str
             checks.append(Check(f"{name} {template.stack} < {MAX_TEMPLATE_BYTES:,} bytes",
                                 template.size < MAX_TEMPLATE_BYTES, f"{template.size:,}"))
         console.print(table)
-        sizes = user_data_sizes(configs[name])
+        sizes = user_data_sizes(load_config(configs[name]))
         table = Table(title=f"{name}: user-data bytes per role", title_justify="left")
         table.add_column("role")
         table.add_column("bytes", justify="right")

@@ -9,18 +9,17 @@ from rich.table import Table
 from gpucluster.config import ClusterConfig
 from gpucluster.efa import efa_count
 from gpucluster.synth import SynthResult
-from gpucluster.userdata import BundleRef, render_user_data
+from gpucluster.userdata import BundleRef, archive_sha256, bundle_archive, render_bundle, render_user_data
 
 TEMPLATE_RESOURCE_LIMIT = 500
 TEMPLATE_BYTES_LIMIT = 1_000_000
 
 
 def user_data_sizes(cfg: ClusterConfig) -> dict[str, int]:
-    """Bytes of each role's user-data, with a bundle URL as long as a real one."""
-    bundle = BundleRef(
-        url="s3://cdk-hnb659fds-assets-123456789012-" + cfg.region + "/" + "0" * 64 + ".tar.gz",
-        sha256="0" * 64,
-    )
+    """Bytes of each role's user-data, with the bundle URL as it resolves at deploy time."""
+    digest = archive_sha256(bundle_archive(render_bundle(cfg)))
+    account = cfg.account or "123456789012"
+    bundle = BundleRef(url=f"s3://cdk-hnb659fds-assets-{account}-{cfg.region}/{digest}.gz", sha256=digest)
     sizes = {
         "head": len(render_user_data(cfg, "head", bundle).encode()),
         "login": len(render_user_data(cfg, "login", bundle).encode()),
