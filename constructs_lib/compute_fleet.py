@@ -24,6 +24,7 @@ from constructs_lib.efa_launch_template import (
     EfaLaunchTemplate,
     EfaLaunchTemplateProps,
 )
+from constructs_lib.launch_settings import node_tags
 from constructs_lib.nag import acknowledge
 from gpucluster import names
 from gpucluster.config import (
@@ -68,12 +69,7 @@ class ComputeFleet(Construct):
         self.placement_group = None
         if group.uses_placement_group:
             self.placement_group = ec2.CfnPlacementGroup(self, "PlacementGroup", strategy="cluster")
-        tags = {
-            **cfg.tags,
-            "gpucluster:cluster": cfg.name,
-            "gpucluster:role": "compute",
-            "gpucluster:group": group.name,
-        }
+        tags = node_tags(cfg, "compute", **{"gpucluster:group": group.name})
         self.launch_template = EfaLaunchTemplate(
             self,
             "LaunchTemplate",

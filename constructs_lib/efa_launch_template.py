@@ -13,6 +13,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
+from constructs_lib.launch_settings import cfn_tags, imds_v2_only, root_volume
 from gpucluster.catalog import InstanceType
 from gpucluster.efa import InterfaceSlot, efa_interface_layout
 
@@ -78,7 +79,7 @@ class EfaLaunchTemplate(Construct):
                     capacity_reservation_id=props.capacity.reservation_id
                 )
             )
-        tag_list = [cdk.CfnTag(key=k, value=v) for k, v in sorted(props.tags.items())]
+        tag_list = cfn_tags(props.tags)
         self.template = ec2.CfnLaunchTemplate(
             self,
             "Template",
@@ -95,12 +96,7 @@ class EfaLaunchTemplate(Construct):
                     if props.placement_group_name
                     else None
                 ),
-                metadata_options=ec2.CfnLaunchTemplate.MetadataOptionsProperty(
-                    http_tokens="required",
-                    http_endpoint="enabled",
-                    http_put_response_hop_limit=2,
-                    instance_metadata_tags="enabled",
-                ),
+                metadata_options=imds_v2_only(),
                 block_device_mappings=[root_volume(props.root_volume_gib)],
                 ebs_optimized=True,
                 user_data=cdk.Fn.base64(props.user_data),
@@ -114,15 +110,3 @@ class EfaLaunchTemplate(Construct):
             "LaunchTemplateData.NetworkInterfaces",
             network_interfaces(slots, props.security_group_ids),
         )
-
-
-def root_volume(size_gib: int) -> ec2.CfnLaunchTemplate.BlockDeviceMappingProperty:
-    return ec2.CfnLaunchTemplate.BlockDeviceMappingProperty(
-        device_name="/dev/sda1",
-        ebs=ec2.CfnLaunchTemplate.EbsProperty(
-            volume_size=size_gib,
-            volume_type="gp3",
-            encrypted=True,
-            delete_on_termination=True,
-        ),
-    )

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aws_cdk import aws_autoscaling as autoscaling
-from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
-from constructs_lib.head_node import node_tags, secure_launch_data
+from constructs_lib.launch_settings import service_node_launch_template
 from constructs_lib.nag import acknowledge
 from gpucluster.config import ClusterConfig
 
@@ -29,18 +28,17 @@ class LoginNodes(Construct):
     def __init__(self, scope: Construct, id: str, props: LoginNodesProps) -> None:
         super().__init__(scope, id)
         cfg = props.cfg
-        template = ec2.CfnLaunchTemplate(
+        template = service_node_launch_template(
             self,
             "LaunchTemplate",
-            launch_template_data=secure_launch_data(
-                image_id=props.image_id,
-                instance_type=cfg.login_nodes.instance_type,
-                root_gib=cfg.login_nodes.root_volume_gib,
-                user_data=props.user_data,
-                profile_arn=props.instance_profile_arn,
-                tags=node_tags(cfg, "login"),
-                security_group_ids=props.security_group_ids,
-            ),
+            cfg=cfg,
+            role="login",
+            instance_type=cfg.login_nodes.instance_type,
+            root_gib=cfg.login_nodes.root_volume_gib,
+            image_id=props.image_id,
+            user_data=props.user_data,
+            profile_arn=props.instance_profile_arn,
+            security_group_ids=props.security_group_ids,
         )
         count = str(cfg.login_nodes.count)
         self.group = autoscaling.CfnAutoScalingGroup(
