@@ -22,7 +22,6 @@ class HeadNodeProps:
     image_id: str
     subnet_id: str
     instance_profile_arn: str
-    instance_profile_name: str
     security_group_ids: list[str]
     user_data: str
 
@@ -52,7 +51,6 @@ class HeadNode(Construct):
             ),
             subnet_id=props.subnet_id,
             security_group_ids=props.security_group_ids,
-            iam_instance_profile=props.instance_profile_name,
             monitoring=True,
             disable_api_termination=False,
         )

@@ -62,7 +62,6 @@ class ClusterStack(cdk.Stack):
                 image_id=image_id,
                 subnet_id=subnet_id,
                 instance_profile_arn=roles.instance_profiles["head"].attr_arn,
-                instance_profile_name=roles.instance_profiles["head"].ref,
                 security_group_ids=[nodes_security_group_id],
                 user_data=render_user_data(cfg, "head", bundle.ref),
             ),
