@@ -34,6 +34,10 @@ INSTANCE_TYPE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")
 RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
 RESERVED_GROUP_NAMES = frozenset({"all", "default"})
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
+# Python's is_private also admits loopback and link-local, which a VPC cannot use.
+RFC1918 = tuple(
+    ipaddress.IPv4Network(block) for block in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
+)
 
 
 def _fail(kind: str, message: str, at: str | None = None) -> PydanticCustomError:
@@ -117,7 +121,7 @@ class NetworkConfig(StrictModel):
     @field_validator("cidr")
     @classmethod
     def _cidr_sane(cls, value: ipaddress.IPv4Network) -> ipaddress.IPv4Network:
-        if not value.is_private:
+        if not any(value.subnet_of(block) for block in RFC1918):
             raise _fail(
                 "cidr",
                 f"{value} is not a private range; use one inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16",

@@ -109,6 +109,7 @@ INVALID = {
         "storage.fsx_lustre.compression",
     ),
     "public-cidr": (setitem("network.cidr", "8.8.0.0/16"), "network.cidr"),
+    "loopback-cidr": (setitem("network.cidr", "127.0.0.0/16"), "network.cidr"),
     "cidr-too-small": (setitem("network.cidr", "10.0.0.0/26"), "network.cidr"),
     "vpc-without-subnet": (setitem("network.vpc_id", "vpc-0abc1234def567890"), "network.subnet_id"),
     "ubuntu-2204-image": (
