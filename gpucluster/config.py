@@ -439,7 +439,7 @@ class SoftwareConfig(StrictModel):
                 continue
             for checksum_field in checksum_fields:
                 if getattr(self, checksum_field) == fields[checksum_field].default:
-                    raise _fail(
+                    raise _fail_at(
                         checksum_field,
                         f"{version_field} is {getattr(self, version_field)} but {checksum_field} "
                         f"is still the checksum of {fields[version_field].default}; set it to the "

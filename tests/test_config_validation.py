@@ -125,6 +125,10 @@ INVALID = {
     "missing-region": (lambda d: d.pop("region"), "region"),
     "tag-key-with-slash": (lambda d: d.update(tags={"team/name": "x"}), "tags"),
     "reserved-tag-prefix": (lambda d: d.update(tags={"gpucluster:cluster": "x"}), "tags"),
+    "new-enroot-old-checksum": (
+        lambda d: d.update(software={"enroot_version": "4.3.0"}),
+        "software.enroot_sha256",
+    ),
     "old-slurm": (lambda d: d.update(software={"slurm": "21.08.5"}), "software.slurm"),
 }
 
