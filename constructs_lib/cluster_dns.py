@@ -13,8 +13,8 @@ from constructs import Construct
 
 from gpucluster import names
 from gpucluster.config import ClusterConfig
+from gpucluster.slurm_conf import SlurmSite
 
-SLURMCTLD_PORT = 6817
 TTL_SECONDS = "60"
 
 
@@ -57,5 +57,5 @@ class ClusterDns(Construct):
             name=f"_slurmctld._tcp.{zone_name}.",
             type="SRV",
             ttl=TTL_SECONDS,
-            resource_records=[f"0 0 {SLURMCTLD_PORT} {names.controller_host(cfg)}."],
+            resource_records=[f"0 0 {SlurmSite().slurmctld_port} {names.controller_host(cfg)}."],
         )

@@ -34,7 +34,6 @@ from gpucluster.config import (
     OdcrCapacity,
 )
 
-LAUNCH_HOOK_NAME = "gpucluster-launch"
 LAUNCH_HOOK_TIMEOUT_SECONDS = 2400
 
 
@@ -102,7 +101,7 @@ class ComputeFleet(Construct):
             health_check_grace_period=LAUNCH_HOOK_TIMEOUT_SECONDS,
             lifecycle_hook_specification_list=[
                 autoscaling.CfnAutoScalingGroup.LifecycleHookSpecificationProperty(
-                    lifecycle_hook_name=LAUNCH_HOOK_NAME,
+                    lifecycle_hook_name=names.LAUNCH_LIFECYCLE_HOOK,
                     lifecycle_transition="autoscaling:EC2_INSTANCE_LAUNCHING",
                     default_result="ABANDON",
                     heartbeat_timeout=LAUNCH_HOOK_TIMEOUT_SECONDS,

@@ -26,8 +26,7 @@ AGENT_SOURCES = Path(__file__).resolve().parent / "agents"
 SYSTEMD_TEMPLATES = TEMPLATE_ROOT / "systemd"
 AGENT_ENV_FILE = "/etc/gpucluster/agents.env"
 
-# The Cluster stack creates a launch hook of this name on every compute Auto Scaling group.
-LIFECYCLE_HOOK = "gpucluster-launch"
+# A node that fails before joining tags itself with the reason.
 FAILURE_TAG = "gpucluster:bootstrap-failure"
 
 # Meta-packages, not versioned kernel packages: holding those made the EFA installer
@@ -227,7 +226,7 @@ def _cluster_conf(
         node_slurm_files=node_slurm_files,
         agent_files=agent_files,
         agent_units=agent_units,
-        lifecycle_hook=LIFECYCLE_HOOK,
+        lifecycle_hook=names.LAUNCH_LIFECYCLE_HOOK,
         failure_tag=FAILURE_TAG,
         apt_lock_timeout=APT_LOCK_TIMEOUT_SECONDS,
         bundle_install_dir=BUNDLE_INSTALL_DIR,

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from gpucluster.config import ClusterConfig
 
+# Compute nodes complete this Auto Scaling launch hook once they joined Slurm.
+LAUNCH_LIFECYCLE_HOOK = "gpucluster-launch"
+
 
 def stack_names(cfg: ClusterConfig) -> dict[str, str]:
     return {

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.bootstrap import LIFECYCLE_HOOK, bundle_files, lustre_efa_interfaces
+from gpucluster.bootstrap import bundle_files, lustre_efa_interfaces
 from gpucluster.loader import load_config
+from gpucluster.names import LAUNCH_LIFECYCLE_HOOK
 from gpucluster.render_cmd import render_to_dir
 from gpucluster.slurm_conf import node_local_files, slurmd_conf_line
 from gpucluster.summary import user_data_sizes
@@ -47,7 +48,7 @@ def test_versions_and_checksums_come_from_the_config(cfg) -> None:
     software = cfg.software
     for value in (software.slurm, software.enroot_sha256, software.enroot_caps_sha256,
                   software.pyxis_sha256, f"v{software.enroot_version}/",
-                  f"v{software.pyxis_version}.tar.gz", LIFECYCLE_HOOK):
+                  f"v{software.pyxis_version}.tar.gz", LAUNCH_LIFECYCLE_HOOK):
         assert value in conf
     static = "".join(text for name, text in bundle_files(cfg).items() if name.startswith("lib/"))
     for value in (software.enroot_version, software.pyxis_version, software.enroot_sha256):

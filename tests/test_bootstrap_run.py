@@ -12,12 +12,12 @@ import pytest
 from gpucluster.bootstrap import (
     BUNDLE_INSTALL_DIR,
     FAILURE_TAG,
-    LIFECYCLE_HOOK,
     bundle_files,
     head_agents,
 )
 from gpucluster.config import ComputeGroupConfig, OnDemandCapacity
 from gpucluster.loader import load_config
+from gpucluster.names import LAUNCH_LIFECYCLE_HOOK
 from gpucluster.render_cmd import render_to_dir
 from gpucluster.slurm_conf import (
     controller_hostname,
@@ -92,7 +92,7 @@ def test_compute_joins_after_pinning_the_kernel_first(tmp_path: Path) -> None:
     )
     assert continued(run) and not abandoned(run)
     lifecycle = run.called("aws --region us-east-2 autoscaling complete-lifecycle-action")[0]
-    assert f"--lifecycle-hook-name {LIFECYCLE_HOOK}" in lifecycle
+    assert f"--lifecycle-hook-name {LAUNCH_LIFECYCLE_HOOK}" in lifecycle
     assert f"--instance-id {INSTANCE_ID}" in lifecycle
     expected_name = node_name("gpu", INSTANCE_ID)
     assert f"hostnamectl set-hostname {expected_name}" in run.calls

@@ -288,3 +288,37 @@ def test_synth_is_deterministic(tmp_path, example_configs, synthesized):
     first = synthesized["default"]
     for name in first.templates:
         assert again.template_path(name).read_bytes() == first.template_path(name).read_bytes()
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_group_facts_are_what_the_head_node_agents_read(synthesized, example_configs, example):
+    """The SSM document the Cluster stack writes parses with the agents' own parser."""
+    from gpucluster.agents.compute_groups import groups_path, parse_group
+
+    cfg = example_configs[example]
+    cluster = stack(synthesized, example, "cluster")
+    facts = {
+        res["Properties"]["Name"]: res["Properties"]["Value"]
+        for res in resources_of(cluster, "AWS::SSM::Parameter").values()
+    }
+    for group in cfg.compute_groups:
+        name = names.compute_group_parameter(cfg, group.name)
+        assert name.rsplit("/", 1)[0] == groups_path(cfg.name)
+        asg = asg_for(cluster, group.name)
+        parts = facts[name]["Fn::Join"][1]
+        asg_ref = next(part for part in parts if isinstance(part, dict))
+        assert asg_ref["Ref"] in [
+            logical
+            for logical, res in resources_of(cluster, "AWS::AutoScaling::AutoScalingGroup").items()
+            if res["Properties"] is asg or res["Properties"] == asg
+        ]
+        document = "".join(part if isinstance(part, str) else "demo-gpu-asg" for part in parts)
+        parsed = parse_group(name, document)
+        assert (parsed.group, parsed.count, parsed.capacity_type, parsed.instance_type) == (
+            group.name,
+            group.count,
+            group.capacity.type,
+            group.instance_type,
+        )
+        assert parsed.asg_name == "demo-gpu-asg"
+        assert parsed.reservation_id == getattr(group.capacity, "reservation_id", None)
