@@ -6,13 +6,18 @@ Users see one line per problem: the field path, what is wrong, how to fix it.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args
 
 import yaml
 from pydantic import ValidationError
 
-from gpucluster.config import ClusterConfig
+from gpucluster.config import CapacityBlockCapacity, ClusterConfig, OdcrCapacity, OnDemandCapacity
 
-UNION_TAGS = frozenset({"on-demand", "odcr", "capacity-block"})
+# Pydantic puts the discriminator tag of `capacity` into error locations.
+CAPACITY_TYPES = tuple(
+    get_args(kind.model_fields["type"].annotation)[0]
+    for kind in (OnDemandCapacity, OdcrCapacity, CapacityBlockCapacity)
+)
 
 
 class ConfigError(Exception):
@@ -28,7 +33,9 @@ def _field_path(loc: tuple, at: str | None) -> str:
     # Discriminated unions add the tag ('capacity-block') to the location;
     # users wrote `capacity.reservation_id`, so drop tags and model names.
     parts = [
-        _printable(str(p)) for p in loc if not (isinstance(p, str) and (p in UNION_TAGS or p[:1].isupper()))
+        _printable(str(p))
+        for p in loc
+        if not (isinstance(p, str) and (p in CAPACITY_TYPES or p[:1].isupper()))
     ]
     if at:
         parts.extend(at.split("."))
@@ -43,9 +50,10 @@ def _describe(error: dict) -> str:
     if kind == "extra_forbidden":
         return "is not a known setting; check the spelling (see `gpucluster schema`)"
     if kind == "union_tag_invalid":
-        return f"{message}; use one of on-demand, odcr, capacity-block"
+        tag = (error.get("ctx") or {}).get("tag", "")
+        return f"type '{tag}' is not a capacity type; use one of {', '.join(CAPACITY_TYPES)}"
     if kind == "union_tag_not_found":
-        return "needs a `type`: on-demand, odcr or capacity-block"
+        return f"needs a `type`: one of {', '.join(CAPACITY_TYPES)}"
     if kind.startswith("literal_"):
         return message.replace("Input should be", "must be")
     if message.startswith("Value error, "):
