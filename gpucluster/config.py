@@ -259,6 +259,14 @@ class ComputeGroupConfig(StrictModel):
     efa: bool = Field(default=True, description="Attach every EFA interface the type has.")
     root_volume_gib: int = Field(default=512, ge=100, le=16384)
 
+    @field_validator("placement_group", mode="before")
+    @classmethod
+    def _placement_choice(cls, value: object) -> object:
+        # One clear message instead of one per member of the union.
+        if value == "auto" or isinstance(value, bool):
+            return value
+        raise _fail("placement_group", f"{value!r} is not a choice; use auto, true or false")
+
     @field_validator("name")
     @classmethod
     def _slurm_safe(cls, value: str) -> str:

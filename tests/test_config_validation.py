@@ -88,6 +88,10 @@ INVALID = {
     "group-name-not-slurm-safe": (lambda d: group(d).update(name="GPU-1"), "compute_groups.0.name"),
     "group-named-all": (lambda d: group(d).update(name="all"), "compute_groups.0.name"),
     "group-named-default": (lambda d: group(d).update(name="default"), "compute_groups.0.name"),
+    "placement-group-not-a-choice": (
+        lambda d: group(d).update(placement_group="maybe"),
+        "compute_groups.0.placement_group",
+    ),
     "zero-count": (lambda d: group(d).update(count=0), "compute_groups.0.count"),
     "fsx-size": (setitem("storage.fsx_lustre.storage_gib", 3000), "storage.fsx_lustre.storage_gib"),
     "fsx-throughput-for-type": (
@@ -149,6 +153,7 @@ def test_invalid_config_exits_2_naming_the_field(tmp_path, case):
     error_lines = [line for line in output.splitlines() if line.startswith("error ")]
     assert error_lines, output
     assert any(f": {field}:" in line for line in error_lines), f"{field} not named in:\n{output}"
+    assert len(error_lines) == 1, "one mistake, one line"
     assert "Traceback" not in output
 
 
