@@ -42,7 +42,7 @@ snapshots: setup
 	$(PY) -m pytest -q tests/test_snapshots.py --snapshot-update
 
 bench: setup
-	$(PY) bench/run.py
+	$(PY) -m bench.run
 
 lint: setup
 	$(VENV)/bin/ruff check .

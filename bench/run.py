@@ -24,17 +24,12 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from gpucluster.loader import load_config
-from gpucluster.summary import user_data_sizes
-
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT = REPO / "examples" / "default.yaml"
 MAX_RESOURCES = 500  # CloudFormation resources per stack
 MAX_TEMPLATE_BYTES = 1_000_000  # template body uploaded through S3 ("1 MB")
 MAX_USER_DATA = 16 * 1024  # EC2, before base64
 TARGET_RATIO = 1.2  # large synth time over default synth time
-LARGE_GROUPS = 8
-LARGE_NODES_PER_GROUP = 128
 EMPTY = "empty"
 
 
@@ -52,27 +47,6 @@ class Check:
     detail: str
 
 
-def large_config(default: dict) -> dict:
-    """8 groups x 128 p5 nodes. Capacity Blocks stop at 64 instances, so the groups
-    alternate on-demand and ODCR capacity."""
-    group = default["compute_groups"][0]
-    data = dict(default)
-    data["compute_groups"] = [
-        {
-            "name": f"gpu{index}",
-            "instance_type": group["instance_type"],
-            "count": LARGE_NODES_PER_GROUP,
-            "capacity": (
-                {"type": "on-demand"}
-                if index % 2 == 0
-                else {"type": "odcr", "reservation_id": f"cr-{0x0a1b2c3d4e5f60000 + index:017x}"}
-            ),
-        }
-        for index in range(LARGE_GROUPS)
-    ]
-    return data
-
-
 def synth_in_child(config: str, outdir: Path) -> None:
     """Runs in the timed child process."""
     from gpucluster.cdk_runtime import use_wheel_node
@@ -81,8 +55,12 @@ def synth_in_child(config: str, outdir: Path) -> None:
     if config == EMPTY:
         import aws_cdk as cdk
 
-        cdk.App(outdir=str(outdir), analytics_reporting=False).synth()
+        # The same App settings as gpucluster.synth.build_app, so the floor is comparable.
+        cdk.App(
+            outdir=str(outdir), analytics_reporting=False, builtin_cloud_formation_validation=False
+        ).synth()
         return
+    from gpucluster.loader import load_config
     from gpucluster.synth import synthesize
 
     synthesize(load_config(config), outdir)
@@ -122,6 +100,9 @@ def templates_in(outdir: Path) -> list[Template]:
 
 def report(console: Console, samples: dict[str, list[Sample]], outputs: dict[str, Path],
            configs: dict[str, Path]) -> list[Check]:
+    from gpucluster.loader import load_config
+    from gpucluster.summary import user_data_sizes
+
     checks: list[Check] = []
     wall = {name: statistics.median(s.wall for s in runs) for name, runs in samples.items()}
     cpu = {name: statistics.median(s.cpu for s in runs) for name, runs in samples.items()}
@@ -171,6 +152,7 @@ def main() -> int:
         return 0
 
     console = Console()
+    from bench.large_config import large_config
     from gpucluster.config import ClusterConfig
 
     with tempfile.TemporaryDirectory(prefix="gpucluster-bench-") as scratch:

@@ -1,0 +1,1 @@
+"""`make bench` and the large configuration it shares with the scale test."""
