@@ -6,30 +6,17 @@ replacing this instance loses no job.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
-from constructs_lib.launch_settings import service_node_launch_template
+from constructs_lib.launch_settings import ServiceNodeProps, service_node_launch_template
 from constructs_lib.nag import acknowledge
-from gpucluster.config import ClusterConfig
-
-
-@dataclass(frozen=True)
-class HeadNodeProps:
-    cfg: ClusterConfig
-    image_id: str
-    subnet_id: str
-    instance_profile_arn: str
-    security_group_ids: list[str]
-    user_data: str
 
 
 class HeadNode(Construct):
     instance: ec2.CfnInstance
 
-    def __init__(self, scope: Construct, id: str, props: HeadNodeProps) -> None:
+    def __init__(self, scope: Construct, id: str, props: ServiceNodeProps) -> None:
         super().__init__(scope, id)
         cfg = props.cfg
         template = service_node_launch_template(

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
 from gpucluster.config import ClusterConfig
+
+
+@dataclass(frozen=True)
+class ServiceNodeProps:
+    """What the head node and the login nodes are built from."""
+
+    cfg: ClusterConfig
+    image_id: str
+    subnet_id: str
+    instance_profile_arn: str
+    security_group_ids: list[str]
+    user_data: str
 
 
 def node_tags(cfg: ClusterConfig, role: str, **extra: str) -> dict[str, str]:

@@ -13,8 +13,9 @@ from constructs import Construct
 from constructs_lib.bootstrap_bundle import BootstrapBundle, BootstrapBundleProps
 from constructs_lib.cluster_dns import ClusterDns, ClusterDnsProps
 from constructs_lib.compute_fleet import ComputeFleet, ComputeFleetProps
-from constructs_lib.head_node import HeadNode, HeadNodeProps
-from constructs_lib.login_nodes import LoginNodes, LoginNodesProps
+from constructs_lib.head_node import HeadNode
+from constructs_lib.launch_settings import ServiceNodeProps
+from constructs_lib.login_nodes import LoginNodes
 from constructs_lib.node_image import node_image_id
 from constructs_lib.node_roles import NodeRoles, NodeRolesProps
 from gpucluster.config import ClusterConfig
@@ -57,7 +58,7 @@ class ClusterStack(cdk.Stack):
         head = HeadNode(
             self,
             "HeadNode",
-            HeadNodeProps(
+            ServiceNodeProps(
                 cfg=cfg,
                 image_id=image_id,
                 subnet_id=subnet_id,
@@ -78,7 +79,7 @@ class ClusterStack(cdk.Stack):
             LoginNodes(
                 self,
                 "LoginNodes",
-                LoginNodesProps(
+                ServiceNodeProps(
                     cfg=cfg,
                     image_id=image_id,
                     subnet_id=subnet_id,
