@@ -20,15 +20,7 @@ class HeadNode(Construct):
         super().__init__(scope, id)
         cfg = props.cfg
         template = service_node_launch_template(
-            self,
-            "LaunchTemplate",
-            cfg=cfg,
-            role="head",
-            instance_type=cfg.head_node.instance_type,
-            root_gib=cfg.head_node.root_volume_gib,
-            image_id=props.image_id,
-            user_data=props.user_data,
-            profile_arn=props.instance_profile_arn,
+            self, "LaunchTemplate", props, "head", cfg.head_node, groups_in_template=False
         )
         self.instance = ec2.CfnInstance(
             self,

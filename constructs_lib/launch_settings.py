@@ -8,7 +8,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
-from gpucluster.config import ClusterConfig
+from gpucluster.config import ClusterConfig, HeadNodeConfig, LoginNodesConfig
 
 
 @dataclass(frozen=True)
@@ -57,29 +57,31 @@ def root_volume(size_gib: int) -> ec2.CfnLaunchTemplate.BlockDeviceMappingProper
 def service_node_launch_template(
     scope: Construct,
     id: str,
-    *,
-    cfg: ClusterConfig,
+    props: ServiceNodeProps,
     role: str,
-    instance_type: str,
-    root_gib: int,
-    image_id: str,
-    user_data: str,
-    profile_arn: str,
-    security_group_ids: list[str] | None = None,
+    node: HeadNodeConfig | LoginNodesConfig,
+    *,
+    groups_in_template: bool,
 ) -> ec2.CfnLaunchTemplate:
-    """Launch template of a head or login node (no EFA, one primary interface)."""
-    tags = cfn_tags(node_tags(cfg, role))
+    """Launch template of a head or login node (no EFA, one primary interface).
+
+    An Auto Scaling group takes its security groups from the template
+    (`groups_in_template`); a standalone instance sets them itself.
+    """
+    tags = cfn_tags(node_tags(props.cfg, role))
     return ec2.CfnLaunchTemplate(
         scope,
         id,
         launch_template_data=ec2.CfnLaunchTemplate.LaunchTemplateDataProperty(
-            image_id=image_id,
-            instance_type=instance_type,
-            iam_instance_profile=ec2.CfnLaunchTemplate.IamInstanceProfileProperty(arn=profile_arn),
-            security_group_ids=security_group_ids,
+            image_id=props.image_id,
+            instance_type=node.instance_type,
+            iam_instance_profile=ec2.CfnLaunchTemplate.IamInstanceProfileProperty(
+                arn=props.instance_profile_arn
+            ),
+            security_group_ids=props.security_group_ids if groups_in_template else None,
             metadata_options=imds_v2_only(),
-            block_device_mappings=[root_volume(root_gib)],
-            user_data=cdk.Fn.base64(user_data),
+            block_device_mappings=[root_volume(node.root_volume_gib)],
+            user_data=cdk.Fn.base64(props.user_data),
             tag_specifications=[
                 ec2.CfnLaunchTemplate.TagSpecificationProperty(resource_type=kind, tags=tags)
                 for kind in ("instance", "volume")

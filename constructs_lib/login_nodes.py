@@ -16,16 +16,7 @@ class LoginNodes(Construct):
         super().__init__(scope, id)
         cfg = props.cfg
         template = service_node_launch_template(
-            self,
-            "LaunchTemplate",
-            cfg=cfg,
-            role="login",
-            instance_type=cfg.login_nodes.instance_type,
-            root_gib=cfg.login_nodes.root_volume_gib,
-            image_id=props.image_id,
-            user_data=props.user_data,
-            profile_arn=props.instance_profile_arn,
-            security_group_ids=props.security_group_ids,
+            self, "LaunchTemplate", props, "login", cfg.login_nodes, groups_in_template=True
         )
         count = str(cfg.login_nodes.count)
         self.group = autoscaling.CfnAutoScalingGroup(
