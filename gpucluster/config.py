@@ -22,6 +22,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from gpucluster import fsx_rules
 from gpucluster.catalog import InstanceType, load_catalog
 
 DLAMI_UBUNTU_2404 = (
@@ -342,11 +343,11 @@ class FsxLustreConfig(StrictModel):
     )
     compression: Literal["LZ4", "NONE"] = "LZ4"
     efa: bool = Field(
-        default=False, description="EFA-enabled file system (PERSISTENT_2 only, set at creation)."
+        default=False, description="EFA-enabled file system (PERSISTENT_2 only, set at creation); storage_gib in multiples of 38400/19200/9600/4800 for 125/250/500/1000 MB/s/TiB."
     )
     metadata_iops: int | None = Field(
         default=None,
-        description="PERSISTENT_2 metadata IOPS: 1500, 3000, or steps of 6000 to 192000; null: automatic.",
+        description="PERSISTENT_2 metadata IOPS: 1500, 3000, 6000, 12000, then multiples of 12000 to 192000; null: automatic.",
     )
     mount_point: str = "/fsx"
 
@@ -380,11 +381,13 @@ class FsxLustreConfig(StrictModel):
         if self.metadata_iops is not None:
             if self.deployment_type != "PERSISTENT_2":
                 raise _fail_at("metadata_iops", "metadata_iops applies to PERSISTENT_2 only; remove it")
-            ok = self.metadata_iops in (1500, 3000) or (
-                self.metadata_iops % 6000 == 0 and 6000 <= self.metadata_iops <= 192000
-            )
-            if not ok:
-                raise _fail_at("metadata_iops", "use 1500, 3000, or a multiple of 6000 up to 192000")
+            problem = fsx_rules.metadata_iops_problem(self.metadata_iops)
+            if problem:
+                raise _fail_at("metadata_iops", problem)
+        if self.efa:
+            problem = fsx_rules.efa_capacity_problem(size, self.throughput_per_tib)
+            if problem:
+                raise _fail_at("storage_gib", problem)
         if not re.match(r"^/[a-zA-Z0-9_/-]+$", self.mount_point) or self.mount_point in ("/", "/home"):
             raise _fail_at("mount_point", "use an absolute path other than / and /home, e.g. /fsx")
         return self

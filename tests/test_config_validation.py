@@ -49,7 +49,9 @@ INVALID = {
         "compute_groups.0.instance_type",
     ),
     "efa-fsx-with-non-efa-clients": (
-        lambda d: d["storage"]["fsx_lustre"].update(efa=True) or group(d).update(efa=False),
+        # 19200 GiB: the EFA step at 250 MB/s/TiB, so only the client rule fails.
+        lambda d: d["storage"]["fsx_lustre"].update(efa=True, storage_gib=19200)
+        or group(d).update(efa=False),
         "storage.fsx_lustre.efa",
     ),
     "bad-reservation-id": (
