@@ -29,7 +29,6 @@ class ClusterSecurityGroups(Construct):
     nodes: ec2.CfnSecurityGroup
     efa: ec2.CfnSecurityGroup
     storage: ec2.CfnSecurityGroup
-    login_ssh: ec2.CfnSecurityGroup | None
 
     def __init__(self, scope: Construct, id: str, props: ClusterSecurityGroupsProps) -> None:
         super().__init__(scope, id)
@@ -119,23 +118,4 @@ class ClusterSecurityGroups(Construct):
                 source_security_group_id=self.storage.attr_group_id,
                 ip_protocol="-1",
                 description="EFA-enabled Lustre servers to clients",
-            )
-        self.login_ssh = None
-        if props.cfg.network.ssh_ingress_cidrs:
-            self.login_ssh = ec2.CfnSecurityGroup(
-                self,
-                "LoginSsh",
-                group_description=f"gpucluster {name}: SSH to login nodes",
-                vpc_id=props.vpc_id,
-                security_group_ingress=[
-                    ec2.CfnSecurityGroup.IngressProperty(
-                        ip_protocol="tcp",
-                        from_port=22,
-                        to_port=22,
-                        cidr_ip=str(cidr),
-                        description="SSH from network.ssh_ingress_cidrs",
-                    )
-                    for cidr in props.cfg.network.ssh_ingress_cidrs
-                ],
-                security_group_egress=all_out,
             )

@@ -100,10 +100,21 @@ class NetworkConfig(StrictModel):
         default=ipaddress.IPv4Network("10.80.0.0/16"),
         description="CIDR of the created VPC: private (RFC 1918), /16 to /22.",
     )
-    ssh_ingress_cidrs: list[ipaddress.IPv4Network] = Field(
-        default_factory=list,
-        description="CIDRs allowed to reach login nodes on port 22. Empty: SSM Session Manager only.",
-    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_ssh_ingress(cls, data: object) -> object:
+        # Nodes live on private subnets with no route from the networks a user would
+        # list, so the old setting opened port 22 to nobody while looking like access.
+        if isinstance(data, dict) and "ssh_ingress_cidrs" in data:
+            raise _fail_at(
+                "ssh_ingress_cidrs",
+                "was removed: nodes are on private subnets that those networks cannot reach; "
+                "delete the key and connect with Session Manager (`aws ssm start-session "
+                "--target <login instance id>`, see README \"Deploying\"); plain ssh works through it with "
+                "a ProxyCommand that runs AWS-StartSSHSession",
+            )
+        return data
 
     @field_validator("vpc_id")
     @classmethod

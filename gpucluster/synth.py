@@ -80,11 +80,6 @@ def build_app(cfg: ClusterConfig, outdir: str | None = None, context: dict | Non
         subnet_id=network.network.subnet_id,
         nodes_security_group_id=network.security_groups.nodes.attr_group_id,
         efa_security_group_id=network.security_groups.efa.attr_group_id,
-        login_ssh_security_group_id=(
-            network.security_groups.login_ssh.attr_group_id
-            if network.security_groups.login_ssh is not None
-            else None
-        ),
         env=env,
         description=f"{description}: head, login and compute nodes",
     ).add_stack_dependency(storage, "nodes mount the file systems at boot")

@@ -33,7 +33,6 @@ class ClusterStack(cdk.Stack):
         subnet_id: str,
         nodes_security_group_id: str,
         efa_security_group_id: str,
-        login_ssh_security_group_id: str | None,
         **kwargs,
     ) -> None:
         super().__init__(scope, id, **kwargs)
@@ -73,9 +72,6 @@ class ClusterStack(cdk.Stack):
             ClusterDnsProps(cfg=cfg, vpc_id=vpc_id, head_node_private_ip=head.instance.attr_private_ip),
         )
         if cfg.login_nodes.count > 0:
-            login_groups = [nodes_security_group_id]
-            if login_ssh_security_group_id is not None:
-                login_groups.append(login_ssh_security_group_id)
             LoginNodes(
                 self,
                 "LoginNodes",
@@ -84,7 +80,7 @@ class ClusterStack(cdk.Stack):
                     image_id=image_id,
                     subnet_id=subnet_id,
                     instance_profile_arn=roles.instance_profiles["login"].attr_arn,
-                    security_group_ids=login_groups,
+                    security_group_ids=[nodes_security_group_id],
                     user_data=render_user_data(cfg, "login", bundle.ref),
                 ),
             )

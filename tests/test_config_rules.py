@@ -77,3 +77,9 @@ def test_efa_capacity_steps_follow_throughput(throughput, good, bad):
 def test_non_efa_fsx_keeps_2400_steps():
     assert problems_for(fsx(efa=False, storage_gib=2400, throughput_per_tib=125)) == []
 
+
+def test_ssh_ingress_cidrs_is_refused_with_what_to_use_instead():
+    problems = problems_for(lambda d: d.setdefault("network", {}).update(ssh_ingress_cidrs=["10.0.0.0/8"]))
+    assert len(problems) == 1
+    assert problems[0].startswith("network.ssh_ingress_cidrs: was removed")
+    assert "Session Manager" in problems[0]

@@ -322,3 +322,14 @@ def test_group_facts_are_what_the_head_node_agents_read(synthesized, example_con
         )
         assert parsed.asg_name == "demo-gpu-asg"
         assert parsed.reservation_id == getattr(group.capacity, "reservation_id", None)
+
+
+def test_no_ssh_ingress_anywhere(synthesized):
+    """network.ssh_ingress_cidrs is gone: no security group admits port 22 from anywhere."""
+    for result in synthesized.values():
+        for template in result.templates.values():
+            for group in resources_of(template, "AWS::EC2::SecurityGroup").values():
+                for rule in group["Properties"].get("SecurityGroupIngress", []):
+                    assert not (rule.get("FromPort", -1) <= 22 <= rule.get("ToPort", -1) and "CidrIp" in rule)
+            for rule in resources_of(template, "AWS::EC2::SecurityGroupIngress").values():
+                assert "CidrIp" not in rule["Properties"]
