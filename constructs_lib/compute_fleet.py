@@ -1,11 +1,14 @@
 """One compute group: EFA launch template, Auto Scaling group, launch hook, facts.
 
-On-demand and ODCR groups run `count` nodes all the time, in a cluster
-placement group by default. Capacity Block groups start at zero and leave the
-desired capacity to the head node's capacity-block controller, which reads
-the block's state and dates from EC2 at run time: CloudFormation scheduled
-actions fail once their start time has passed, and clusters are usually
-deployed after their block began or the block gets extended.
+On-demand and ODCR groups run `count` nodes all the time. On-demand groups
+get a new cluster placement group by default; ODCR groups launch into the
+placement group their reservation was made in (by name) or none, never a new
+one, because a reservation serves only launches into its own group.
+Capacity Block groups start at zero and leave the desired capacity to the
+head node's capacity-block controller, which reads the block's state and
+dates from EC2 at run time: CloudFormation scheduled actions fail once their
+start time has passed, and clusters are usually deployed after their block
+began or the block gets extended.
 """
 
 from __future__ import annotations
@@ -46,6 +49,13 @@ class ComputeFleetProps:
     instance_profile_arn: str
     security_group_ids: list[str]
     user_data: str
+    # Exactly one of these places the group; both unset: no placement group.
+    creates_placement_group: bool = False
+    existing_placement_group: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.creates_placement_group and self.existing_placement_group is not None:
+            raise ValueError("a compute fleet either creates a placement group or joins one, not both")
 
 
 def capacity_target(group: ComputeGroupConfig) -> CapacityTarget:
@@ -66,8 +76,10 @@ class ComputeFleet(Construct):
         super().__init__(scope, id)
         cfg, group = props.cfg, props.group
         self.placement_group = None
-        if group.uses_placement_group:
+        placement_group_name = props.existing_placement_group
+        if props.creates_placement_group:
             self.placement_group = ec2.CfnPlacementGroup(self, "PlacementGroup", strategy="cluster")
+            placement_group_name = self.placement_group.ref
         tags = node_tags(cfg, "compute", **{"gpucluster:group": group.name})
         self.launch_template = EfaLaunchTemplate(
             self,
@@ -81,7 +93,7 @@ class ComputeFleet(Construct):
                 user_data=props.user_data,
                 root_volume_gib=group.root_volume_gib,
                 capacity=capacity_target(group),
-                placement_group_name=self.placement_group.ref if self.placement_group else None,
+                placement_group_name=placement_group_name,
                 tags=tags,
             ),
         )

@@ -33,6 +33,8 @@ CAPACITY_BLOCK_END_UTC = time(11, 30)
 SLURM_NAME = re.compile(r"^[a-z][a-z0-9]{0,19}$")
 INSTANCE_TYPE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")
 RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
+# EC2 placement group names: up to 255 ASCII characters; we allow the printable, space-free ones.
+PLACEMENT_GROUP_NAME = re.compile(r"^[A-Za-z0-9._:/+=@-]{1,255}$")
 RESERVED_GROUP_NAMES = frozenset({"all", "default"})
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 # Python's is_private also admits loopback and link-local, which a VPC cannot use.
@@ -111,7 +113,7 @@ class NetworkConfig(StrictModel):
                 "ssh_ingress_cidrs",
                 "was removed: nodes are on private subnets that those networks cannot reach; "
                 "delete the key and connect with Session Manager (`aws ssm start-session "
-                "--target <login instance id>`, see README \"Deploying\"); plain ssh works through it with "
+                '--target <login instance id>`, see README "Deploying"); plain ssh works through it with '
                 "a ProxyCommand that runs AWS-StartSSHSession",
             )
         return data
@@ -263,10 +265,11 @@ class ComputeGroupConfig(StrictModel):
     instance_type: InstanceTypeName
     count: PositiveInt = Field(le=1024)
     capacity: Capacity = Field(default_factory=lambda: OnDemandCapacity(type="on-demand"))
-    placement_group: Literal["auto"] | bool = Field(
+    placement_group: Literal["auto"] | bool | str = Field(
         default="auto",
-        description="auto: a cluster placement group for on-demand/ODCR groups, none for "
-        "Capacity Blocks (already co-located). true forces one, false turns it off.",
+        description="auto: a new cluster placement group for on-demand groups, none for ODCR "
+        "and Capacity Blocks. true forces a new one, false turns it off. ODCR: the name of the "
+        "existing placement group the reservation was made in, or auto/false for none.",
     )
     efa: bool = Field(default=True, description="Attach every EFA interface the type has.")
     root_volume_gib: int = Field(default=512, ge=100, le=16384)
@@ -277,7 +280,13 @@ class ComputeGroupConfig(StrictModel):
         # One clear message instead of one per member of the union.
         if value == "auto" or isinstance(value, bool):
             return value
-        raise _fail("placement_group", f"{value!r} is not a choice; use auto, true or false")
+        if isinstance(value, str) and PLACEMENT_GROUP_NAME.match(value):
+            return value
+        raise _fail(
+            "placement_group",
+            f"{value!r} is not a choice; use auto, true, false, or (ODCR groups) the name of "
+            "the existing placement group the reservation was made in",
+        )
 
     @field_validator("name")
     @classmethod
@@ -308,6 +317,19 @@ class ComputeGroupConfig(StrictModel):
         info = catalog.get(self.instance_type)
         if self.efa and not info.efa_supported:
             raise _fail_at("efa", f"{self.instance_type} has no EFA; set efa: false or pick an EFA type")
+        if isinstance(self.capacity, OdcrCapacity) and self.placement_group is True:
+            raise _fail_at(
+                "placement_group",
+                "an ODCR group never gets a new placement group: a reservation serves only "
+                "launches into the placement group it was made in; give that group's name, "
+                "or auto/false when the reservation has none",
+            )
+        if self.existing_placement_group is not None and not isinstance(self.capacity, OdcrCapacity):
+            raise _fail_at(
+                "placement_group",
+                f"'{self.placement_group}' names an existing placement group, which only ODCR "
+                "groups take; use auto, true or false",
+            )
         if isinstance(self.capacity, CapacityBlockCapacity):
             if not info.capacity_block_supported:
                 raise _fail_at(
@@ -331,10 +353,26 @@ class ComputeGroupConfig(StrictModel):
         return isinstance(self.capacity, CapacityBlockCapacity)
 
     @property
-    def uses_placement_group(self) -> bool:
+    def existing_placement_group(self) -> str | None:
+        """The placement group an ODCR was made in, launched into as is (never created)."""
+        if isinstance(self.placement_group, str) and self.placement_group != "auto":
+            return self.placement_group
+        return None
+
+    @property
+    def creates_placement_group(self) -> bool:
+        # An ODCR made in a cluster placement group serves only launches into that
+        # group, and one made outside any group serves none launched into a group:
+        # a new group would leave the reservation unused, so ODCR never gets one.
+        if isinstance(self.capacity, OdcrCapacity):
+            return False
         if self.placement_group == "auto":
             return not self.is_capacity_block
-        return self.placement_group
+        return self.placement_group is True
+
+    @property
+    def uses_placement_group(self) -> bool:
+        return self.creates_placement_group or self.existing_placement_group is not None
 
 
 FSX_THROUGHPUT = {
@@ -354,11 +392,14 @@ class FsxLustreConfig(StrictModel):
     )
     compression: Literal["LZ4", "NONE"] = "LZ4"
     efa: bool = Field(
-        default=False, description="EFA-enabled file system (PERSISTENT_2 only, set at creation); storage_gib in multiples of 38400/19200/9600/4800 for 125/250/500/1000 MB/s/TiB."
+        default=False,
+        description="EFA-enabled file system (PERSISTENT_2 only, set at creation); storage_gib in "
+        "multiples of 38400/19200/9600/4800 for 125/250/500/1000 MB/s/TiB.",
     )
     metadata_iops: int | None = Field(
         default=None,
-        description="PERSISTENT_2 metadata IOPS: 1500, 3000, 6000, 12000, then multiples of 12000 to 192000; null: automatic.",
+        description="PERSISTENT_2 metadata IOPS: 1500, 3000, 6000, 12000, then multiples of 12000 "
+        "to 192000; null: automatic.",
     )
     mount_point: str = "/fsx"
 

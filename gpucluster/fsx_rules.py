@@ -44,9 +44,7 @@ def metadata_iops_problem(iops: int) -> str | None:
 def efa_capacity_problem(storage_gib: int, throughput_per_tib: int | None) -> str | None:
     step = EFA_CAPACITY_STEP_GIB.get(throughput_per_tib or 0)
     if step is None:
-        return (
-            f"EFA-enabled FSx needs throughput_per_tib 125, 250, 500 or 1000, not {throughput_per_tib}"
-        )
+        return f"EFA-enabled FSx needs throughput_per_tib 125, 250, 500 or 1000, not {throughput_per_tib}"
     if storage_gib % step == 0:
         return None
     lower = storage_gib // step * step

@@ -54,7 +54,7 @@ def cluster_summary(cfg: ClusterConfig, result: SynthResult) -> list[Table]:
             str(group.count),
             f"{group.count * info.gpu_count} x {info.gpu_model}",
             str(efa_count(info) if group.efa else 0),
-            "yes" if group.uses_placement_group else "no",
+            group.existing_placement_group or ("new" if group.creates_placement_group else "no"),
         )
     userdata = Table(title="user-data (budget 8192 bytes per role)")
     userdata.add_column("role")

@@ -96,5 +96,7 @@ class ClusterStack(cdk.Stack):
                     instance_profile_arn=roles.instance_profiles["compute"].attr_arn,
                     security_group_ids=[nodes_security_group_id, efa_security_group_id],
                     user_data=render_user_data(cfg, "compute", bundle.ref, group),
+                    creates_placement_group=group.creates_placement_group,
+                    existing_placement_group=group.existing_placement_group,
                 ),
             )

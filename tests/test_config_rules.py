@@ -83,3 +83,42 @@ def test_ssh_ingress_cidrs_is_refused_with_what_to_use_instead():
     assert len(problems) == 1
     assert problems[0].startswith("network.ssh_ingress_cidrs: was removed")
     assert "Session Manager" in problems[0]
+
+
+def odcr(placement):
+    def change(d):
+        g = d["compute_groups"][0]
+        g.update(instance_type="p5.48xlarge")
+        g["capacity"] = {"type": "odcr", "reservation_id": "cr-0123456789abcdef0"}
+        if placement is not None:
+            g["placement_group"] = placement
+
+    return change
+
+
+def odcr_group(placement):
+    data = copy.deepcopy(DEFAULT)
+    odcr(placement)(data)
+    return parse_config(yaml.safe_dump(data), "c.yaml").compute_groups[0]
+
+
+def test_odcr_default_is_no_placement_group():
+    group = odcr_group(None)
+    assert not group.creates_placement_group and group.existing_placement_group is None
+
+
+def test_odcr_takes_the_reservation_placement_group_by_name():
+    group = odcr_group("my-odcr-pg")
+    assert group.existing_placement_group == "my-odcr-pg"
+    assert not group.creates_placement_group
+
+
+def test_odcr_refuses_a_new_placement_group():
+    problems = problems_for(odcr(True))
+    assert len(problems) == 1 and problems[0].startswith("compute_groups.0.placement_group: ")
+    assert "never gets a new placement group" in problems[0]
+
+
+def test_placement_group_name_only_for_odcr():
+    problems = problems_for(lambda d: d["compute_groups"][0].update(placement_group="somegroup"))
+    assert len(problems) == 1 and "only ODCR groups take" in problems[0]

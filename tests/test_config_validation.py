@@ -50,8 +50,9 @@ INVALID = {
     ),
     "efa-fsx-with-non-efa-clients": (
         # 19200 GiB: the EFA step at 250 MB/s/TiB, so only the client rule fails.
-        lambda d: d["storage"]["fsx_lustre"].update(efa=True, storage_gib=19200)
-        or group(d).update(efa=False),
+        lambda d: (
+            d["storage"]["fsx_lustre"].update(efa=True, storage_gib=19200) or group(d).update(efa=False)
+        ),
         "storage.fsx_lustre.efa",
     ),
     "bad-reservation-id": (

@@ -131,13 +131,24 @@ def test_placement_group_rules(synthesized, example_configs, example):
     groups = resources_of(cluster, "AWS::EC2::PlacementGroup")
     for group in cfg.compute_groups:
         data = launch_template_for(cluster, group.name)
-        if group.is_capacity_block:
-            assert "Placement" not in data
-        else:
+        if group.existing_placement_group is not None:
+            assert data["Placement"] == {"GroupName": group.existing_placement_group}
+        elif group.creates_placement_group:
             placement = data["Placement"]["GroupName"]
             assert placement["Ref"] in groups
             assert groups[placement["Ref"]]["Properties"]["Strategy"] == "cluster"
-    assert len(groups) == sum(1 for g in cfg.compute_groups if g.uses_placement_group)
+        else:
+            assert "Placement" not in data
+    assert len(groups) == sum(1 for g in cfg.compute_groups if g.creates_placement_group)
+
+
+def test_odcr_group_never_gets_a_new_placement_group(synthesized, example_configs):
+    """mixed.yaml's ODCR group names the reservation's own group; nothing is created for it."""
+    cluster = stack(synthesized, "mixed", "cluster")
+    created = resources_of(cluster, "AWS::EC2::PlacementGroup")
+    assert not any(logical.startswith("Computeeval") for logical in created)
+    assert launch_template_for(cluster, "eval")["Placement"] == {"GroupName": "eval-odcr"}
+    assert any(logical.startswith("Computedev") for logical in created)
 
 
 @pytest.mark.parametrize("example", EXAMPLE_NAMES)
