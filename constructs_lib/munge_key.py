@@ -3,6 +3,10 @@
 The key never passes through a template, user-data or log: nodes read it with
 their instance role. A resource policy refuses GetSecretValue to every
 principal except the cluster's instance roles.
+
+The secret is retained when its stack is deleted, so its name carries a suffix
+from the stack id: a re-created stack makes a new secret instead of failing on
+the old name. Nodes find the ARN in SSM (names.storage_parameter).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ MUNGE_KEY_LENGTH = 1024
 
 @dataclass(frozen=True)
 class MungeKeyProps:
-    secret_name: str
+    secret_name_prefix: str
     reader_role_name_prefix: str
 
 
@@ -30,10 +34,11 @@ class MungeKey(Construct):
 
     def __init__(self, scope: Construct, id: str, props: MungeKeyProps) -> None:
         super().__init__(scope, id)
+        stack = cdk.Stack.of(self)
         self.secret = secretsmanager.CfnSecret(
             self,
             "Secret",
-            name=props.secret_name,
+            name=cdk.Fn.join("", [props.secret_name_prefix, stack_id_suffix(stack)]),
             description="munge key shared by every node of the cluster",
             generate_secret_string=secretsmanager.CfnSecret.GenerateSecretStringProperty(
                 password_length=MUNGE_KEY_LENGTH,
@@ -48,7 +53,6 @@ class MungeKey(Construct):
             "Rotating the munge key breaks authentication between running daemons; it is "
             "rotated by hand with a cluster-wide restart (README, Operations)",
         )
-        stack = cdk.Stack.of(self)
         role_pattern = stack.format_arn(
             service="iam",
             region="",
@@ -73,3 +77,13 @@ class MungeKey(Construct):
                 ]
             ).to_json(),
         )
+
+
+def stack_id_suffix(stack: cdk.Stack) -> str:
+    """The last group of the stack id's UUID: 12 hex characters, new for each created stack.
+
+    AWS::StackId is arn:...:stack/<name>/<8>-<4>-<4>-<4>-<12>; it stays the same across
+    updates, so the name (create-only) does not change on update.
+    """
+    uuid = cdk.Fn.select(2, cdk.Fn.split("/", stack.stack_id))
+    return cdk.Fn.select(4, cdk.Fn.split("-", uuid))

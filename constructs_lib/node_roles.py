@@ -40,7 +40,7 @@ class NodeRoles(Construct):
         secret_arn = stack.format_arn(
             service="secretsmanager",
             resource="secret",
-            resource_name=f"{names.munge_secret_name(cfg)}-??????",
+            resource_name=names.munge_secret_name_pattern(cfg),
             arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
         )
         parameters_arn = stack.format_arn(

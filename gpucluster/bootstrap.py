@@ -213,7 +213,7 @@ def _cluster_conf(
         cfg=cfg,
         site=site,
         use_sackd=uses_sackd(cfg),
-        munge_secret=names.munge_secret_name(cfg),
+        param_munge_secret_arn=names.storage_parameter(cfg, "munge_secret_arn"),
         storage_path=f"{names.parameter_prefix(cfg)}/storage",
         param_efs_id=names.storage_parameter(cfg, "efs_id"),
         param_fsx_dns_name=names.storage_parameter(cfg, "fsx_dns_name"),

@@ -26,6 +26,9 @@ Template = dict[str, Any]
 
 TEMPLATE_SUFFIX = ".template.json"
 RETAINING_POLICIES = frozenset({"Retain", "RetainExceptOnCreate", "Snapshot"})
+# Deletion policies under which a resource that leaves its template stays in the account
+# whole; Snapshot deletes the resource (only a snapshot remains), so it stays "deleted".
+KEPT_ON_DELETE_POLICIES = frozenset({"Retain", "RetainExceptOnCreate"})
 CDK_METADATA_TYPE = "AWS::CDK::Metadata"
 ASSET_HASH = "<asset-hash>"
 # Resource attributes whose change CloudFormation applies; DependsOn only orders work.
@@ -57,6 +60,10 @@ class BaselineError(ValueError):
 
 class ChangeKind(StrEnum):
     DELETED = "deleted"
+    # Gone from the template, kept by DeletionPolicy: nothing is lost, but it lives on
+    # outside any stack (and is billed) until removed by hand (README, Tearing down), and
+    # a data-holding one is detached from the cluster, so it still needs --allow-replace.
+    RETAINED = "removed from stack, retained in the account"
     REPLACED = "replaced"
     MODIFIED = "modified"
     ADDED = "added"
@@ -76,8 +83,10 @@ class ResourceChange:
 
     @property
     def endangers_data(self) -> bool:
-        """A data-holding resource would be (or may be) replaced, or deleted."""
-        risky = self.kind in (ChangeKind.REPLACED, ChangeKind.DELETED) or bool(self.may_replace)
+        """A data-holding resource would be (or may be) replaced, deleted or detached."""
+        risky = self.kind in (ChangeKind.REPLACED, ChangeKind.DELETED, ChangeKind.RETAINED) or bool(
+            self.may_replace
+        )
         return self.stateful and risky
 
     @property
@@ -408,8 +417,10 @@ def _stack_diff(state: _StackState, allow: frozenset[str]) -> StackDiff:
     changes: list[ResourceChange] = []
     for logical_id in sorted(old.keys() - new.keys()):
         resource = old[logical_id]
+        kept = resource.get("DeletionPolicy") in KEPT_ON_DELETE_POLICIES
         changes.append(ResourceChange(state.name, logical_id, resource.get("Type", "?"),
-                                      ChangeKind.DELETED, _is_stateful(resource),
+                                      ChangeKind.RETAINED if kept else ChangeKind.DELETED,
+                                      _is_stateful(resource),
                                       allowed=allowed(logical_id)))
     for logical_id in sorted(new.keys() - old.keys()):
         resource = new[logical_id]
@@ -458,6 +469,7 @@ def diff_templates(
 
 _KIND_STYLE = {
     ChangeKind.DELETED: "bold red",
+    ChangeKind.RETAINED: "yellow",
     ChangeKind.REPLACED: "bold yellow",
     ChangeKind.MODIFIED: "cyan",
     ChangeKind.ADDED: "green",
@@ -480,6 +492,10 @@ def _explain(change: ResourceChange) -> str:
 
 
 def _data_note(change: ResourceChange) -> str:
+    if change.kind == ChangeKind.RETAINED:
+        # Not "at risk": the data survives, but the cluster no longer uses it.
+        state = "[bold red]detached[/]" if change.blocks else "allowed" if change.allowed else ""
+        return ", ".join(filter(None, ["kept; delete by hand when unused", state]))
     if change.blocks:
         return "[bold red]DATA AT RISK[/]"
     if change.endangers_data:

@@ -1,6 +1,6 @@
 """Names shared by the stacks, the renderer and the node scripts.
 
-Nodes find deploy-time facts (file system ids, the munge key's secret) in SSM
+Nodes find deploy-time facts (file system ids, the munge key's secret ARN) in SSM
 Parameter Store under one prefix, so the stateless Cluster stack never imports
 values from the stateful Storage stack.
 """
@@ -33,8 +33,20 @@ def controller_host(cfg: ClusterConfig) -> str:
     return f"slurmctld.{private_zone(cfg)}"
 
 
-def munge_secret_name(cfg: ClusterConfig) -> str:
-    return f"gpucluster/{cfg.name}/munge-key"
+# The munge secret's name ends with this many hex characters taken from the Storage
+# stack's id: the secret is retained on delete, so a fixed name would make the next
+# deploy of the stack fail with "already exists" (issue 10, item 9).
+MUNGE_SECRET_SUFFIX_LENGTH = 12
+
+
+def munge_secret_name_prefix(cfg: ClusterConfig) -> str:
+    """The munge secret's name without its per-stack suffix; IAM policies match on it."""
+    return f"gpucluster/{cfg.name}/munge-key-"
+
+
+def munge_secret_name_pattern(cfg: ClusterConfig) -> str:
+    """IAM resource-name pattern of the secret: the stack suffix, then Secrets Manager's own."""
+    return munge_secret_name_prefix(cfg) + "?" * MUNGE_SECRET_SUFFIX_LENGTH + "-??????"
 
 
 def compute_group_parameter(cfg: ClusterConfig, group: str) -> str:
@@ -42,7 +54,7 @@ def compute_group_parameter(cfg: ClusterConfig, group: str) -> str:
     return f"{parameter_prefix(cfg)}/compute/{group}"
 
 
-STORAGE_FACTS = ("efs_id", "fsx_dns_name", "fsx_mount_name")
+STORAGE_FACTS = ("efs_id", "fsx_dns_name", "fsx_mount_name", "munge_secret_arn")
 
 
 def storage_parameter(cfg: ClusterConfig, fact: str) -> str:

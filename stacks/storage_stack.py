@@ -54,11 +54,13 @@ class StorageStack(cdk.Stack):
             self,
             "MungeKey",
             MungeKeyProps(
-                secret_name=names.munge_secret_name(cfg),
+                secret_name_prefix=names.munge_secret_name_prefix(cfg),
                 reader_role_name_prefix=names.role_name_prefix(cfg),
             ),
         )
         self.munge_key.secret.override_logical_id("MungeKeySecret")
+        # Ref of a secret is its ARN; nodes read it here instead of guessing the name.
+        facts["munge_secret_arn"] = self.munge_key.secret.ref
         for fact, value in facts.items():
             ssm.CfnParameter(
                 self,

@@ -65,6 +65,9 @@ SLURM_DEBIAN_VERSION = "23.11.4-1.2ubuntu5"
 INSTANCE_ID = "i-0123456789abcdef0"
 LOCAL_IPV4 = "10.80.1.23"
 ASG_NAME = "demo-cluster-gpu-asg"
+MUNGE_SECRET_ARN = (
+    "arn:aws:secretsmanager:{region}:123456789012:secret:gpucluster/{name}/munge-key-0123456789ab-AbCdEf"
+)
 MUNGE_SECRET = "Zq7" + "x" * 40 + "MUNGEKEYSENTINEL" + "y" * 60
 
 # Packages the Deep Learning AMI ships that the kernel pin holds.
@@ -169,7 +172,11 @@ esac
     "aws": r"""
 [[ "$1" == --region ]] && shift 2
 case "$1 $2" in
-  "secretsmanager get-secret-value") cat "$SIM_SECRET_FILE"; echo ;;
+  "secretsmanager get-secret-value")
+    # Only the ARN the Storage stack publishes names the secret (its name is per stack).
+    [[ " $* " == *" --secret-id $SIM_SECRET_ARN "* ]] ||
+      { echo "ResourceNotFoundException: $*" >&2; exit 254; }
+    cat "$SIM_SECRET_FILE"; echo ;;
   "ssm get-parameters-by-path") cat "$SIM_STATE/ssm" ;;
   "ec2 create-tags") ;;
   "autoscaling describe-auto-scaling-instances") echo "$SIM_ASG" ;;
@@ -398,7 +405,8 @@ class Node:
 
     def _write_parameters(self) -> None:
         prefix = f"/gpucluster/{self.cfg.name}/storage"
-        lines = [f"{prefix}/efs_id\tfs-0123456789abcdef0"]
+        secret_arn = MUNGE_SECRET_ARN.format(region=self.cfg.region, name=self.cfg.name)
+        lines = [f"{prefix}/efs_id\tfs-0123456789abcdef0", f"{prefix}/munge_secret_arn\t{secret_arn}"]
         if self.cfg.storage.fsx_lustre is not None:
             lines += [
                 f"{prefix}/fsx_dns_name\tfs-0fedcba9876543210.fsx.{self.cfg.region}.amazonaws.com",
@@ -428,6 +436,7 @@ class Node:
             "SIM_STATE": str(self.state),
             "SIM_FIXTURES": str(self.fixtures),
             "SIM_SECRET_FILE": str(self.secret_file),
+            "SIM_SECRET_ARN": MUNGE_SECRET_ARN.format(region=self.cfg.region, name=self.cfg.name),
             "SIM_KERNEL": self.kernel,
             "SIM_GPUS": str(self.gpus),
             "SIM_EFA": str(self.efa),

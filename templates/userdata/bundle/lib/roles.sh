@@ -94,8 +94,8 @@ run_head() {
   step pin_kernel
   step verify_kernel
   step install_head_packages
-  step install_munge_key
   step read_storage_parameters
+  step install_munge_key
   step mount_home
   step mount_fsx
   step name_head_node
@@ -112,9 +112,9 @@ run_login() {
   step pin_kernel
   step verify_kernel
   step install_login_packages
+  step read_storage_parameters
   step install_munge_key
   step enable_user_namespaces
-  step read_storage_parameters
   step mount_home
   step mount_fsx
   step install_enroot
@@ -132,9 +132,9 @@ run_compute() {
   step pin_kernel
   step verify_kernel
   step install_compute_packages
+  step read_storage_parameters
   step install_munge_key
   step enable_user_namespaces
-  step read_storage_parameters
   step configure_lustre_efa
   step persist_lustre_efa
   step mount_home

@@ -1,21 +1,25 @@
 # shellcheck shell=bash
 # Deploy-time facts from SSM Parameter Store, then EFS on /home and FSx for Lustre.
 
-# Sets EFS_ID, FSX_DNS_NAME, FSX_MOUNT_NAME from the Storage stack's parameters.
+# Sets EFS_ID, FSX_DNS_NAME, FSX_MOUNT_NAME and MUNGE_SECRET (an ARN) from the Storage
+# stack's parameters.
 read_storage_parameters() {
   local listing name value
   listing="$(retry 5 aws --region "${REGION}" ssm get-parameters-by-path \
     --path "${STORAGE_PARAMETER_PATH}" --query 'Parameters[].[Name,Value]' --output text)" ||
     die "cannot read ${STORAGE_PARAMETER_PATH} from SSM; the instance role needs ssm:GetParametersByPath on it"
-  EFS_ID="" FSX_DNS_NAME="" FSX_MOUNT_NAME=""
+  EFS_ID="" FSX_DNS_NAME="" FSX_MOUNT_NAME="" MUNGE_SECRET=""
   while read -r name value; do
     case "${name}" in
       "${PARAM_EFS_ID}") EFS_ID="${value}" ;;
       "${PARAM_FSX_DNS_NAME}") FSX_DNS_NAME="${value}" ;;
       "${PARAM_FSX_MOUNT_NAME}") FSX_MOUNT_NAME="${value}" ;;
+      "${PARAM_MUNGE_SECRET_ARN}") MUNGE_SECRET="${value}" ;;
     esac
   done <<<"${listing}"
   [[ -n "${EFS_ID}" ]] || die "SSM parameter ${PARAM_EFS_ID} is missing; deploy the Storage stack first"
+  [[ -n "${MUNGE_SECRET}" ]] ||
+    die "SSM parameter ${PARAM_MUNGE_SECRET_ARN} is missing; deploy the Storage stack first"
   if [[ -n "${FSX_MOUNT_POINT}" ]] && [[ -z "${FSX_DNS_NAME}" || -z "${FSX_MOUNT_NAME}" ]]; then
     die "SSM parameters ${PARAM_FSX_DNS_NAME} and ${PARAM_FSX_MOUNT_NAME} are missing; deploy the Storage stack first"
   fi

@@ -1,0 +1,80 @@
+"""The munge secret survives a stack delete (retained) without blocking a re-create (issue 10, item 9)."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+
+import pytest
+
+from gpucluster import names
+from tests.conftest import EXAMPLE_NAMES, resources_of
+from tests.test_stacks import stack
+
+STACK_IDS = (
+    "arn:aws:cloudformation:us-east-1:123456789012:stack/demo-storage/51af3dc0-da77-11e4-872e-1234567db123",
+    "arn:aws:cloudformation:us-east-1:123456789012:stack/demo-storage/9c2e1a40-b1f2-11ef-9a3b-0a1b2c3d4e5f",
+)
+
+
+def evaluate(value, stack_id: str):
+    """The few intrinsics the secret's name uses, as CloudFormation evaluates them."""
+    if isinstance(value, str):
+        return value
+    ((fn, args),) = value.items()
+    if fn == "Ref":
+        assert args == "AWS::StackId", f"unexpected Ref {args}"
+        return stack_id
+    if fn == "Fn::Join":
+        sep, parts = args
+        return sep.join(evaluate(part, stack_id) for part in parts)
+    if fn == "Fn::Split":
+        sep, source = args
+        return evaluate(source, stack_id).split(sep)
+    if fn == "Fn::Select":
+        index, source = args
+        listed = evaluate(source, stack_id)
+        return listed[int(index)]
+    raise AssertionError(f"unexpected intrinsic {fn}")
+
+
+def secret_of(template):
+    secrets = resources_of(template, "AWS::SecretsManager::Secret")
+    assert list(secrets) == ["MungeKeySecret"], "the logical id stays, so the diff guard follows it"
+    return secrets["MungeKeySecret"]
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_each_created_stack_gets_its_own_secret_name(synthesized, example_configs, example):
+    cfg = example_configs[example]
+    secret = secret_of(stack(synthesized, example, "storage"))
+    assert secret["DeletionPolicy"] == "Retain"
+    first, second = (evaluate(secret["Properties"]["Name"], sid) for sid in STACK_IDS)
+    assert first == f"{names.munge_secret_name_prefix(cfg)}1234567db123"
+    assert second == f"{names.munge_secret_name_prefix(cfg)}0a1b2c3d4e5f"
+    # Secrets Manager appends "-" and six characters to the name in the ARN.
+    for name in (first, second):
+        assert fnmatch.fnmatchcase(name + "-AbC123", names.munge_secret_name_pattern(cfg))
+    assert not fnmatch.fnmatchcase(
+        f"gpucluster/{cfg.name}-other/munge-key-1234567db123-AbC123", names.munge_secret_name_pattern(cfg)
+    )
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_nodes_find_the_secret_through_its_published_arn(synthesized, example_configs, example):
+    cfg = example_configs[example]
+    parameters = {
+        res["Properties"]["Name"]: res["Properties"]["Value"]
+        for res in resources_of(stack(synthesized, example, "storage"), "AWS::SSM::Parameter").values()
+    }
+    assert parameters[names.storage_parameter(cfg, "munge_secret_arn")] == {"Ref": "MungeKeySecret"}
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_node_roles_read_only_this_clusters_munge_secrets(synthesized, example_configs, example):
+    cfg = example_configs[example]
+    cluster = json.dumps(stack(synthesized, example, "cluster"))
+    assert names.munge_secret_name_pattern(cfg) in cluster
+    assert f'gpucluster/{cfg.name}/munge-key-??????"' not in cluster, "the old fixed-name scope"
+    storage = secret_of(stack(synthesized, example, "storage"))
+    assert storage["Properties"]["Name"] != f"gpucluster/{cfg.name}/munge-key"
