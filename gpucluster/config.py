@@ -17,6 +17,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PositiveInt,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -24,6 +25,7 @@ from pydantic_core import PydanticCustomError
 
 from gpucluster import fsx_rules
 from gpucluster.catalog import InstanceType, load_catalog
+from gpucluster.slurm_time import MINUTES_PER_DAY, SlurmTimeError, format_minutes, parse_minutes
 
 DLAMI_UBUNTU_2404 = (
     "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-24.04/latest/ami-id"
@@ -36,11 +38,16 @@ RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
 # EC2 placement group names: up to 255 ASCII characters; we allow the printable, space-free ones.
 PLACEMENT_GROUP_NAME = re.compile(r"^[A-Za-z0-9._:/+=@-]{1,255}$")
 RESERVED_GROUP_NAMES = frozenset({"all", "default"})
+# A job submitted without --time gets DefaultTime. Never INFINITE: a Capacity Block's
+# end-of-block MAINT reservation exists for the whole block, and a job whose limit reaches
+# into it never starts (FACTS.md, Slurm).
+DEFAULT_TIME_MINUTES = 60
+# MaxTime of groups not bound by a block: long enough for real training runs, short
+# enough that a forgotten job does not hold nodes for ever.
+DEFAULT_MAX_TIME_MINUTES = 7 * MINUTES_PER_DAY
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 # Python's is_private also admits loopback and link-local, which a VPC cannot use.
-RFC1918 = tuple(
-    ipaddress.IPv4Network(block) for block in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
-)
+RFC1918 = tuple(ipaddress.IPv4Network(block) for block in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 
 
 def _fail(kind: str, message: str, at: str | None = None) -> PydanticCustomError:
@@ -273,6 +280,26 @@ class ComputeGroupConfig(StrictModel):
     )
     efa: bool = Field(default=True, description="Attach every EFA interface the type has.")
     root_volume_gib: int = Field(default=512, ge=100, le=16384)
+    default_time: int = Field(
+        default=DEFAULT_TIME_MINUTES,
+        description="Slurm DefaultTime of the group's partition: the limit of a job submitted "
+        'without --time. Minutes, or a quoted Slurm time ("HH:MM:SS", "D-HH:MM").',
+    )
+    max_time: int | None = Field(
+        default=None,
+        description="Slurm MaxTime of the group's partition. Default: the block's duration for "
+        "a Capacity Block (at most that), else 7 days.",
+    )
+
+    @field_validator("default_time", "max_time", mode="before")
+    @classmethod
+    def _slurm_time(cls, value: object, info: ValidationInfo) -> object:
+        if value is None:
+            return value
+        try:
+            return parse_minutes(value, str(info.field_name))
+        except SlurmTimeError as error:
+            raise _fail("time", str(error)) from None
 
     @field_validator("placement_group", mode="before")
     @classmethod
@@ -342,7 +369,39 @@ class ComputeGroupConfig(StrictModel):
                     f"{self.count} nodes exceed the largest Capacity Block (64); "
                     "split the nodes into several groups, one per block",
                 )
+        self._time_limits()
         return self
+
+    def _time_limits(self) -> None:
+        block = self.block_minutes
+        if block is not None and self.max_time is not None and self.max_time > block:
+            raise _fail_at(
+                "max_time",
+                f"max_time {format_minutes(self.max_time)} is longer than the Capacity Block "
+                f"({format_minutes(block)}); no job can run past the block's end",
+            )
+        if self.default_time > self.max_time_minutes:
+            raise _fail_at(
+                "default_time",
+                f"default_time {format_minutes(self.default_time)} exceeds max_time "
+                f"{format_minutes(self.max_time_minutes)}; Slurm would reject every job "
+                "submitted without --time",
+            )
+
+    @property
+    def block_minutes(self) -> int | None:
+        """A Capacity Block's length in minutes; None for other capacity."""
+        if not isinstance(self.capacity, CapacityBlockCapacity):
+            return None
+        return int((self.capacity.end - self.capacity.start).total_seconds() // 60)
+
+    @property
+    def max_time_minutes(self) -> int:
+        """The partition's MaxTime: as set, else the block's length, else 7 days."""
+        if self.max_time is not None:
+            return self.max_time
+        block = self.block_minutes
+        return block if block is not None else DEFAULT_MAX_TIME_MINUTES
 
     @property
     def instance(self) -> InstanceType:

@@ -14,7 +14,6 @@ instead of editing the rendered text.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
@@ -23,12 +22,9 @@ from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
 from gpucluster.rendering import render
 
-# ParallelCluster schedules 95 % of EC2's nominal memory by default; the rest covers
-# what the kernel never shows in MemTotal (firmware and kernel reservations, about
-# 1-2 % on these sizes) and the OS, slurmd, Lustre client and EFA/NCCL pinned buffers.
-# A node whose MemTotal is below its RealMemory is drained as "Low RealMemory", so
-# erring low costs a little schedulable memory while erring high loses the node.
-MEMORY_RESERVE_FRACTION = 0.05
+# SPANNING_PARTITION and real_memory_mib stay importable from here, where callers name them.
+from gpucluster.slurm_partitions import SPANNING_PARTITION as SPANNING_PARTITION
+from gpucluster.slurm_partitions import nodeset, partitions, real_memory_mib
 
 # MaxNodeCount bounds the node records slurmctld holds, dynamic ones included. An Auto
 # Scaling replacement registers under a new name while the old record waits for the
@@ -38,10 +34,6 @@ MEMORY_RESERVE_FRACTION = 0.05
 MAX_NODE_COUNT_FACTOR = 2
 
 TEMPLATE_DIR = "slurm"
-
-# The partition spanning every group. It cannot be called "default": Slurm reads
-# `PartitionName=DEFAULT` (any case) as the template for the partitions that follow.
-SPANNING_PARTITION = "all"
 
 _HOSTNAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 _INSTANCE_ID = re.compile(r"^i-[0-9a-f]{8,17}$")
@@ -93,9 +85,7 @@ class SlurmSite:
     healthcheck_interval: int = 300
     # The health check runs with an empty environment; this PATH finds nvidia-smi,
     # fi_info (the EFA installer's /opt/amazon/efa/bin), mountpoint, munge and scontrol.
-    healthcheck_path: str = (
-        "/opt/amazon/efa/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-    )
+    healthcheck_path: str = "/opt/amazon/efa/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     # The slurm.conf the health check's scontrol reads; None is Slurm's own lookup, which
     # on a configless node finds the copy slurmd fetched (/run/slurm/conf). Several test
     # clusters on one host share that link, so the test names its file.
@@ -183,11 +173,6 @@ def node_name(group: str, instance_id: str) -> str:
     return f"{group}-{instance_id}"
 
 
-def real_memory_mib(group: ComputeGroupConfig) -> int:
-    nominal = group.instance.memory_mib
-    return nominal - math.ceil(nominal * MEMORY_RESERVE_FRACTION)
-
-
 def gres(group: ComputeGroupConfig) -> str:
     instance = group.instance
     return f"gpu:{instance.slurm_gpu_type}:{instance.gpu_count}"
@@ -205,52 +190,13 @@ def slurmd_conf_line(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
     if group not in cfg.compute_groups:
         raise ValueError(f"compute group {group.name} is not part of cluster {cfg.name}")
     instance = group.instance
-    return (
-        f"Gres={gres(group)} Feature={group.name},{instance.name} "
-        f"RealMemory={real_memory_mib(group)}"
-    )
+    return f"Gres={gres(group)} Feature={group.name},{instance.name} RealMemory={real_memory_mib(group)}"
 
 
 def max_node_count(cfg: ClusterConfig) -> int:
     nodes = sum(group.count for group in cfg.compute_groups)
     placeholders = sum(1 for group in cfg.compute_groups if group.is_capacity_block)
     return MAX_NODE_COUNT_FACTOR * nodes + placeholders
-
-
-@dataclass(frozen=True)
-class _Partition:
-    name: str
-    nodesets: tuple[str, ...]
-    default: bool
-    def_cpu_per_gpu: int
-    def_mem_per_gpu: int
-
-
-def _nodeset(group: ComputeGroupConfig) -> str:
-    return f"ns_{group.name}"
-
-
-def _per_gpu(group: ComputeGroupConfig) -> tuple[int, int]:
-    gpus = group.instance.gpu_count
-    return group.instance.vcpus // gpus, real_memory_mib(group) // gpus
-
-
-def _partitions(cfg: ClusterConfig) -> list[_Partition]:
-    parts = []
-    for group in cfg.compute_groups:
-        cpus, mem = _per_gpu(group)
-        parts.append(_Partition(group.name, (_nodeset(group),), False, cpus, mem))
-    # The spanning partition takes the smallest per-GPU share so a default job fits any group.
-    parts.append(
-        _Partition(
-            SPANNING_PARTITION,
-            tuple(_nodeset(group) for group in cfg.compute_groups),
-            True,
-            min(p.def_cpu_per_gpu for p in parts),
-            min(p.def_mem_per_gpu for p in parts),
-        )
-    )
-    return parts
 
 
 @dataclass(frozen=True)
@@ -269,12 +215,9 @@ def _gres_lines(cfg: ClusterConfig, site: SlurmSite) -> list[_GresLine]:
     counts: dict[str, int] = {}
     for group in cfg.compute_groups:
         instance = group.instance
-        counts[instance.slurm_gpu_type] = max(
-            counts.get(instance.slurm_gpu_type, 0), instance.gpu_count
-        )
+        counts[instance.slurm_gpu_type] = max(counts.get(instance.slurm_gpu_type, 0), instance.gpu_count)
     return [
-        _GresLine(gpu_type, f"{site.gpu_device_prefix}[0-{count - 1}]")
-        for gpu_type, count in counts.items()
+        _GresLine(gpu_type, f"{site.gpu_device_prefix}[0-{count - 1}]") for gpu_type, count in counts.items()
     ]
 
 
@@ -294,8 +237,8 @@ def render_slurm_files(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> Slu
         "controller_hostname": controller_hostname(cfg, site),
         "controller_addr": controller_addr(cfg, site),
         "max_node_count": max_node_count(cfg),
-        "groups": [(group, _nodeset(group)) for group in cfg.compute_groups],
-        "partitions": _partitions(cfg),
+        "groups": [(group, nodeset(group)) for group in cfg.compute_groups],
+        "partitions": partitions(cfg),
         "gres_lines": _gres_lines(cfg, site),
         "plugstack_dir": plugstack_dir(site),
         "scheduler_parameters": _scheduler_parameters(site),
@@ -316,9 +259,7 @@ def required_mounts(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> list[s
     return [f"{site.mount_root}{mount}" for mount in mounts]
 
 
-def render_healthcheck(
-    cfg: ClusterConfig, group: ComputeGroupConfig, site: SlurmSite = SlurmSite()
-) -> str:
+def render_healthcheck(cfg: ClusterConfig, group: ComputeGroupConfig, site: SlurmSite = SlurmSite()) -> str:
     """The HealthCheckProgram for nodes of `group` (also run by the bootstrap with --pre-join)."""
     if group not in cfg.compute_groups:
         raise ValueError(f"compute group {group.name} is not part of cluster {cfg.name}")

@@ -137,6 +137,17 @@ INVALID = {
         "software.enroot_sha256",
     ),
     "old-slurm": (lambda d: d.update(software={"slurm": "21.08.5"}), "software.slurm"),
+    # The default example's block lasts 7 days.
+    "max-time-past-the-block": (
+        lambda d: group(d).update(max_time="7-01:00:00"),
+        "compute_groups.0.max_time",
+    ),
+    "default-time-over-max-time": (
+        lambda d: group(d).update(default_time="2-00:00:00", max_time="1-00:00:00"),
+        "compute_groups.0.default_time",
+    ),
+    "time-minutes-seconds": (lambda d: group(d).update(default_time="1:30"), "compute_groups.0.default_time"),
+    "time-not-slurm": (lambda d: group(d).update(max_time="2 days"), "compute_groups.0.max_time"),
 }
 
 
@@ -219,3 +230,32 @@ def test_schema_command_prints_the_model_schema():
     schema = yaml.safe_load(result.output)
     assert set(schema["required"]) == {"name", "region", "availability_zone", "compute_groups"}
     assert "compute_groups" in schema["properties"]
+
+
+def test_quoted_clock_time_is_hours_minutes_seconds():
+    """README tells users to quote times: YAML 1.1 reads an unquoted 1:00:00 as the base-60
+    integer 3600, which would be 3600 minutes. Quoted, it is one hour."""
+    from gpucluster.loader import parse_config
+
+    text = (REPO / "examples" / "default.yaml").read_text()
+    assert "    instance_type: p5.48xlarge\n" in text
+    text = text.replace(
+        "    instance_type: p5.48xlarge\n",
+        '    instance_type: p5.48xlarge\n    default_time: "1:00:00"\n    max_time: "2-00:00"\n',
+    )
+    cfg = parse_config(text)
+    assert cfg.compute_groups[0].default_time == 60
+    assert cfg.compute_groups[0].max_time_minutes == 2 * 1440
+
+
+def test_time_limit_defaults():
+    cfg = ClusterConfig.model_validate(DEFAULT)
+    block = cfg.compute_groups[0]
+    assert block.is_capacity_block and block.default_time == 60
+    assert block.max_time_minutes == 7 * 1440  # the example's 7-day block
+    on_demand = edited(
+        lambda d: group(d).update(capacity={"type": "on-demand"}, instance_type="g6e.48xlarge")
+    )
+    assert ClusterConfig.model_validate(on_demand).compute_groups[0].max_time_minutes == 7 * 1440
+    short = edited(lambda d: group(d)["capacity"].update(start="2026-12-12T11:30:00Z"))
+    assert ClusterConfig.model_validate(short).compute_groups[0].max_time_minutes == 2 * 1440

@@ -14,6 +14,7 @@ from gpucluster.config import ClusterConfig
 from gpucluster.efa import efa_count
 from gpucluster.loader import load_config
 from gpucluster.slurm_conf import SlurmSite
+from gpucluster.slurm_time import parse_minutes
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
@@ -117,6 +118,34 @@ class TestSlurmConf:
             part = partitions[group.name]
             assert int(part["DefCpuPerGPU"]) == instance.vcpus // instance.gpu_count
             assert int(part["DefMemPerGPU"]) * instance.gpu_count <= slurm_conf.real_memory_mib(group)
+
+    def test_every_partition_has_a_default_time_and_a_bounded_max_time(self, example):
+        # INFINITE limits never start once a Capacity Block's end reservation exists.
+        conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
+        partitions = {f["_name"]: f for f in map(line_fields, conf["PartitionName"])}
+        for group in example.compute_groups:
+            part = partitions[group.name]
+            assert parse_minutes(part["DefaultTime"], "DefaultTime") == group.default_time
+            assert parse_minutes(part["MaxTime"], "MaxTime") == group.max_time_minutes
+            if group.is_capacity_block:
+                assert group.max_time_minutes == group.block_minutes
+        spanning = partitions[slurm_conf.SPANNING_PARTITION]
+        smallest = min(g.max_time_minutes for g in example.compute_groups)
+        assert parse_minutes(spanning["MaxTime"], "MaxTime") == smallest
+        assert parse_minutes(spanning["DefaultTime"], "DefaultTime") <= smallest
+
+    def test_spanning_partition_takes_the_shortest_member_limits(self):
+        # mixed: a 14-day block and an on-demand group (7 days by default).
+        raw = yaml.safe_load((REPO / "examples" / "mixed.yaml").read_text())
+        raw["compute_groups"][0]["default_time"] = "4:00:00"
+        raw["compute_groups"][1]["default_time"] = 30
+        raw["compute_groups"][1]["max_time"] = "2-00:00:00"
+        conf = settings(slurm_conf.render_slurm_files(ClusterConfig.model_validate(raw)).slurm_conf)
+        partitions = {f["_name"]: f for f in map(line_fields, conf["PartitionName"])}
+        assert partitions[raw["compute_groups"][0]["name"]]["MaxTime"] == "14-00:00:00"
+        assert partitions[raw["compute_groups"][0]["name"]]["DefaultTime"] == "04:00:00"
+        assert partitions["all"]["MaxTime"] == "2-00:00:00"
+        assert partitions["all"]["DefaultTime"] == "00:30:00"
 
     def test_the_config_reserves_the_spanning_partition_name(self):
         from gpucluster.config import RESERVED_GROUP_NAMES
@@ -396,4 +425,3 @@ class TestHealthcheck:
         assert slurm_conf.required_mounts(cfg) == ["/home"]
         node = self.healthy(tmp_path, mounted={"/home"})
         assert run_healthcheck(node, cfg, "--pre-join").returncode == 0
-
