@@ -50,6 +50,9 @@ UNATTENDED_BLACKLIST = (
 
 # templates/userdata/thin.sh.j2 unpacks the bundle here; the agents' units point into it.
 BUNDLE_INSTALL_DIR = "/opt/gpucluster/bundle"
+# "<sha256> <url>" of the bundle the head node runs: written by its user data at boot and by
+# its update timer after each bundle it applied.
+APPLIED_BUNDLE_FILE = "/var/lib/gpucluster/applied-bundle"
 APT_LOCK_TIMEOUT_SECONDS = 1200
 NVME_MOUNT = "/opt/dlami/nvme"
 NVME_TIMEOUT_SECONDS = 600

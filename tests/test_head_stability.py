@@ -1,0 +1,88 @@
+"""The head node survives configuration-only changes: its instance and launch template
+synthesize byte-for-byte the same, and `gpucluster diff` says so; a real head change
+(instance type, AMI) is reported as a head replacement that stops CI unless allowed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpucluster import names
+from gpucluster.config import ClusterConfig
+from gpucluster.synth import synthesize
+from gpucluster.userdata import BundleRef, render_user_data
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "default.yaml"
+PINNED_AMI = "ami-0123456789abcdef0"
+
+
+def _edited(edit) -> dict:
+    data = yaml.safe_load(EXAMPLE.read_text())
+    edit(data)
+    return data
+
+
+def _count(count: int):
+    return lambda d: d["compute_groups"][0].update(count=count)
+
+
+def _pinned(ami: str = PINNED_AMI, instance_type: str | None = None):
+    def edit(d: dict) -> None:
+        d["image"]["ami_id"] = ami
+        if instance_type is not None:
+            d["head_node"]["instance_type"] = instance_type
+
+    return edit
+
+
+VARIANTS = {
+    "default": lambda d: None,
+    "count-1": _count(1),
+    "pinned": _pinned(),
+    "pinned-new-type": _pinned(instance_type="m7i.4xlarge"),
+    "pinned-new-ami": _pinned(ami="ami-0fedcba9876543210"),
+}
+
+
+@pytest.fixture(scope="module")
+def variants(tmp_path_factory) -> dict[str, dict[str, dict]]:
+    root = tmp_path_factory.mktemp("head-variants")
+    return {
+        name: synthesize(ClusterConfig.model_validate(_edited(edit)), root / name).templates
+        for name, edit in VARIANTS.items()
+    }
+
+
+def _cluster(templates: dict[str, dict]) -> dict[str, dict]:
+    return next(t for name, t in templates.items() if name.endswith("-cluster"))["Resources"]
+
+
+def _head_resources(templates: dict[str, dict]) -> dict[str, dict]:
+    return {k: v for k, v in _cluster(templates).items() if k.startswith(names.HEAD_NODE_ID)}
+
+
+def test_count_change_leaves_the_head_instance_and_launch_template_unchanged(variants):
+    before, after = _head_resources(variants["default"]), _head_resources(variants["count-1"])
+    assert sorted({v["Type"] for v in before.values()}) == [
+        "AWS::EC2::Instance",
+        "AWS::EC2::LaunchTemplate",
+    ]
+    assert after == before
+    # The bundle did move: the count reaches the head through the SSM pointer instead.
+    pointer = [k for k, v in _cluster(variants["default"]).items() if v["Type"] == "AWS::SSM::Parameter"]
+    old = _cluster(variants["default"])
+    new = _cluster(variants["count-1"])
+    assert any(old[k] != new[k] for k in pointer)
+
+
+def test_head_user_data_names_no_bundle():
+    cfg = ClusterConfig.model_validate(_edited(lambda d: None))
+    script = render_user_data(cfg, "head", None)
+    assert names.bundle_parameter(cfg) in script
+    assert 'BUNDLE_URL="' not in script and 'BUNDLE_SHA256="' not in script
+    resized = ClusterConfig.model_validate(_edited(_count(1)))
+    assert render_user_data(resized, "head", None) == script
+    with pytest.raises(ValueError, match="reads its bundle from SSM"):
+        render_user_data(cfg, "head", BundleRef(url="s3://b/k", sha256="0" * 64))
