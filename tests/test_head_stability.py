@@ -11,6 +11,7 @@ import yaml
 
 from gpucluster import names
 from gpucluster.config import ClusterConfig
+from gpucluster.diff import ChangeKind, diff_templates, run_diff
 from gpucluster.synth import synthesize
 from gpucluster.userdata import BundleRef, render_user_data
 
@@ -86,3 +87,40 @@ def test_head_user_data_names_no_bundle():
     assert render_user_data(resized, "head", None) == script
     with pytest.raises(ValueError, match="reads its bundle from SSM"):
         render_user_data(cfg, "head", BundleRef(url="s3://b/k", sha256="0" * 64))
+
+
+def test_diff_of_a_count_change_reports_no_head_replacement(variants):
+    report = diff_templates(variants["default"], variants["count-1"], region="us-east-2")
+    assert report.exit_code == 0
+    assert [c for c in report.changes if c.head_node] == []
+    assert {c.kind for c in report.changes} == {ChangeKind.MODIFIED}
+
+
+@pytest.mark.parametrize("variant", ["pinned-new-type", "pinned-new-ami"])
+def test_diff_of_a_head_change_reports_the_head_replacement(variants, variant):
+    report = diff_templates(variants["pinned"], variants[variant], region="us-east-2")
+    assert report.exit_code == 1
+    [head] = report.blocking
+    assert head.head_node and head.kind == ChangeKind.REPLACED
+    assert head.logical_id.startswith(f"{names.HEAD_NODE_ID}Instance")
+    assert any("LatestVersionNumber" in reason for reason in head.replaced_by)
+    allowed = diff_templates(variants["pinned"], variants[variant], {head.logical_id}, region="us-east-2")
+    assert allowed.exit_code == 0 and allowed.unused_allowances == ()
+
+
+def test_run_diff_names_the_head_and_exits_1(variants, tmp_path, capsys):
+    baseline = tmp_path / "baseline"
+    baseline.mkdir()
+    import json
+
+    for stack, template in variants["pinned"].items():
+        (baseline / f"{stack}.template.json").write_text(json.dumps(template))
+    config = tmp_path / "cluster.yaml"
+    config.write_text(yaml.safe_dump(_edited(VARIANTS["pinned-new-type"])))
+    assert run_diff(config, baseline, []) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "head node will be replaced: running jobs pause, controller restarts" in out
+    assert "HeadNodeInstance" in out
+    assert "DATA AT RISK" not in out
+    config.write_text(yaml.safe_dump(_edited(VARIANTS["pinned"])))
+    assert run_diff(config, baseline, []) == 0
