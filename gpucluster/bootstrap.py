@@ -60,6 +60,15 @@ NVME_TIMEOUT_SECONDS = 600
 # alongside them; compute nodes then wait this long for slurmctld to list them.
 CONTROLLER_TIMEOUT_SECONDS = 900
 REGISTER_TIMEOUT_SECONDS = 300
+# slurmctld starts only while it holds a lock in StateSaveLocation on EFS, so two heads
+# (CloudFormation starts a replacement before it deletes the old one) never write one
+# state. A dead head's lock goes when the EFS server drops its NFSv4 lease; a live one
+# stops within this wait because CloudFormation deletes it after the new one is created.
+SLURMCTLD_LOCK_WAIT_SECONDS = 600
+# The head's bootstrap waits for the lock and then for slurmctld to read its state.
+SLURMCTLD_START_TIMEOUT_SECONDS = SLURMCTLD_LOCK_WAIT_SECONDS + 120
+# flock's exit status when the wait ran out, so the journal says which way it failed.
+SLURMCTLD_LOCK_BUSY_EXIT = 75
 
 # sackd (configless login nodes without slurmd) ships from Slurm 23.11.
 SACKD_SINCE = (23, 11)
@@ -237,6 +246,9 @@ def _cluster_conf(
         nvme_timeout=NVME_TIMEOUT_SECONDS,
         controller_timeout=CONTROLLER_TIMEOUT_SECONDS,
         register_timeout=REGISTER_TIMEOUT_SECONDS,
+        slurmctld_lock_wait=SLURMCTLD_LOCK_WAIT_SECONDS,
+        slurmctld_start_timeout=SLURMCTLD_START_TIMEOUT_SECONDS,
+        slurmctld_lock_busy_exit=SLURMCTLD_LOCK_BUSY_EXIT,
         kernel_hold=KERNEL_HOLD_PACKAGES,
         unattended_blacklist=UNATTENDED_BLACKLIST,
         head_packages=HEAD_PACKAGES,

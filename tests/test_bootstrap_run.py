@@ -337,8 +337,12 @@ def test_head_bundle_carries_the_agents_and_their_timers() -> None:
 
 
 def test_thin_user_data_unpacks_where_boot_units_look() -> None:
-    thin = (REPO / "templates/userdata/thin.sh.j2").read_text()
-    assert f"readonly BUNDLE_DIR={BUNDLE_INSTALL_DIR}\n" in thin
+    from gpucluster.userdata import BundleRef, render_user_data
+
+    cfg = example("default")
+    ref = BundleRef(url="s3://bucket/key.tar.gz", sha256="0" * 64)
+    for thin in (render_user_data(cfg, "head", None), render_user_data(cfg, "login", ref)):
+        assert f"readonly BUNDLE_DIR={BUNDLE_INSTALL_DIR}\n" in thin
 
 
 def test_login_gets_sackd_enroot_and_pyxis(tmp_path: Path) -> None:
