@@ -242,6 +242,8 @@ def _cluster_conf(
         failure_tag=FAILURE_TAG,
         apt_lock_timeout=APT_LOCK_TIMEOUT_SECONDS,
         bundle_install_dir=BUNDLE_INSTALL_DIR,
+        bundle_parameter=names.bundle_parameter(cfg),
+        applied_bundle=APPLIED_BUNDLE_FILE,
         nvme_mount=NVME_MOUNT,
         nvme_timeout=NVME_TIMEOUT_SECONDS,
         controller_timeout=CONTROLLER_TIMEOUT_SECONDS,

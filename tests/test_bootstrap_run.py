@@ -327,12 +327,18 @@ def test_head_bundle_carries_the_agents_and_their_timers() -> None:
     cfg = example("default")
     agents = head_agents(cfg)
     assert {"agents/capacity_controller.py", "agents/node_cleanup.py"} <= set(agents.code)
-    assert agents.timers == ["gpucluster-capacity-controller.timer", "gpucluster-node-cleanup.timer"]
+    assert agents.timers == [
+        "gpucluster-capacity-controller.timer",
+        "gpucluster-head-update.timer",
+        "gpucluster-node-cleanup.timer",
+    ]
     assert f"GPUCLUSTER_CLUSTER={cfg.name}" in agents.installed["/etc/gpucluster/agents.env"]
     for unit in agents.installed:
         if unit.endswith(".service"):
-            script = agents.installed[unit].split("ExecStart=/usr/bin/python3 ")[1].split()[0]
-            assert script.startswith(f"{BUNDLE_INSTALL_DIR}/agents/")
+            # Python agents run under python3; the head update is a bundle script.
+            command = agents.installed[unit].split("ExecStart=")[1].split()
+            script = command[1] if command[0] == "/usr/bin/python3" else command[0]
+            assert script.startswith(f"{BUNDLE_INSTALL_DIR}/")
             assert script.removeprefix(f"{BUNDLE_INSTALL_DIR}/") in bundle_files(cfg)
 
 
