@@ -60,6 +60,28 @@ NVME_TIMEOUT_SECONDS = 600
 # alongside them; compute nodes then wait this long for slurmctld to list them.
 CONTROLLER_TIMEOUT_SECONDS = 900
 REGISTER_TIMEOUT_SECONDS = 300
+# slurm.conf keys that `scontrol reconfigure` cannot apply: the head's update restarts
+# slurmctld instead (jobs are kept; state is on EFS). Slurm 22.05.8 was seen to exit on a
+# reconfigure that changed MaxNodeCount ("fatal: MaxNodeCount has changed (5->12) during
+# reconfig, slurmctld must be restarted"), and MaxNodeCount follows every group's count;
+# scontrol(1) names the ports, hosts, auth, plugin directory and state location.
+SLURMCTLD_RESTART_KEYS = (
+    "MaxNodeCount",
+    "AuthType",
+    "AuthAltTypes",
+    "CredType",
+    "ControlMachine",
+    "SlurmctldHost",
+    "SlurmctldPort",
+    "SlurmdPort",
+    "StateSaveLocation",
+    "PluginDir",
+    "SelectType",
+    "SelectTypeParameters",
+    "SwitchType",
+    "ProctrackType",
+    "GresTypes",
+)
 # slurmctld starts only while it holds a lock in StateSaveLocation on EFS, so two heads
 # (CloudFormation starts a replacement before it deletes the old one) never write one
 # state. A dead head's lock goes when the EFS server drops its NFSv4 lease; a live one
@@ -249,6 +271,7 @@ def _cluster_conf(
         controller_timeout=CONTROLLER_TIMEOUT_SECONDS,
         register_timeout=REGISTER_TIMEOUT_SECONDS,
         slurmctld_lock_wait=SLURMCTLD_LOCK_WAIT_SECONDS,
+        slurmctld_restart_keys=SLURMCTLD_RESTART_KEYS,
         slurmctld_start_timeout=SLURMCTLD_START_TIMEOUT_SECONDS,
         slurmctld_lock_busy_exit=SLURMCTLD_LOCK_BUSY_EXIT,
         kernel_hold=KERNEL_HOLD_PACKAGES,

@@ -2,7 +2,8 @@
 
 The head bootstraps from the bundle of one config; the cluster's SSM pointer then names
 the bundle of a changed config, and bin/update-head.sh (run by its systemd timer) must
-download it, check it, install the new controller files and reconfigure slurmctld, once.
+download it, check it, install the new controller files and reconfigure slurmctld (or
+restart it, where `scontrol reconfigure` cannot apply the change), once.
 """
 
 from __future__ import annotations
@@ -25,9 +26,17 @@ def _resized(count: int):
     return cfg.model_copy(update={"compute_groups": [group]})
 
 
-def _publish(node: Node, cfg, name: str, *, tamper: bool = False) -> str:
-    """Puts cfg's bundle where the s3 stub serves it and points the SSM stub at it."""
-    archive = bundle_archive(bundle_files(cfg, node.site))
+HEAD_SLURM_CONF = "files/head/etc/slurm/slurm.conf"
+
+
+def _publish(node: Node, cfg, name: str, *, tamper: bool = False, debug: bool = False) -> str:
+    """Puts cfg's bundle where the s3 stub serves it and points the SSM stub at it;
+    `debug` raises SlurmctldDebug, a setting `scontrol reconfigure` applies."""
+    files = bundle_files(cfg, node.site)
+    if debug:
+        files[HEAD_SLURM_CONF] = files[HEAD_SLURM_CONF].replace("SlurmctldDebug=info", "SlurmctldDebug=debug")
+        assert "SlurmctldDebug=debug" in files[HEAD_SLURM_CONF]
+    archive = bundle_archive(files)
     digest = hashlib.sha256(archive).hexdigest()
     (node.fixtures / name).write_bytes(archive + (b"tampered" if tamper else b""))
     pointer = f"{digest} s3://cdk-assets/{name}"
@@ -76,13 +85,18 @@ def test_a_resize_reaches_the_running_head_in_place(tmp_path: Path) -> None:
     run = node.run_script("bin/update-head.sh")
     assert run.returncode == 0, run.output
     assert f"MaxNodeCount={max_node_count(_resized(1))}\n" in _slurm_conf(node)
-    assert len(run.called("scontrol reconfigure")) == 1
-    # In place: slurmctld is reconfigured, never restarted or stopped.
-    assert [c for c in run.calls if c.startswith("systemctl") and "slurmctld" in c] == []
+    # In place, on the same instance: a new MaxNodeCount is one of the settings that
+    # `scontrol reconfigure` cannot apply, so slurmctld restarts (jobs are kept).
+    assert "MaxNodeCount changes" in run.output
+    assert run.called("scontrol reconfigure") == []
+    assert [c for c in run.calls if "slurmctld" in c and c.startswith("systemctl")] == [
+        "systemctl restart slurmctld"
+    ]
+    assert run.index("systemctl restart slurmctld") < run.index("scontrol ping")
     assert (node.root / APPLIED_BUNDLE_FILE.lstrip("/")).read_text() == second + "\n"
     installed = node.root / BUNDLE_INSTALL_DIR.lstrip("/")
     assert (installed / "files/head/etc/slurm/slurm.conf").read_text() == _slurm_conf(node)
-    for step in ("read_pointer", "fetch_bundle", "verify_bundle", "swap_bundle", "reconfigure_slurmctld"):
+    for step in ("read_pointer", "fetch_bundle", "verify_bundle", "swap_bundle", "apply_slurm_config"):
         assert f"step {step}" in run.output
     # Idempotent: the next timer run finds the bundle applied and changes nothing.
     before = node.tree()
@@ -90,6 +104,17 @@ def test_a_resize_reaches_the_running_head_in_place(tmp_path: Path) -> None:
     assert again.returncode == 0, again.output
     assert [c for c in again.calls if c.startswith((*CHANGING_CALLS, "scontrol reconfigure"))] == []
     assert node.tree() == before
+
+
+def test_a_reconfigurable_change_reconfigures_without_a_restart(tmp_path: Path) -> None:
+    node, _ = _booted_head(tmp_path)
+    second = _publish(node, node.cfg, "second.tar.gz", debug=True)
+    run = node.run_script("bin/update-head.sh")
+    assert run.returncode == 0, run.output
+    assert "SlurmctldDebug=debug" in _slurm_conf(node)
+    assert len(run.called("scontrol reconfigure")) == 1
+    assert [c for c in run.calls if "slurmctld" in c and c.startswith("systemctl")] == []
+    assert (node.root / APPLIED_BUNDLE_FILE.lstrip("/")).read_text() == second + "\n"
 
 
 def test_a_bundle_with_the_wrong_checksum_changes_nothing(tmp_path: Path) -> None:
@@ -107,7 +132,7 @@ def test_a_bundle_with_the_wrong_checksum_changes_nothing(tmp_path: Path) -> Non
 
 def test_a_failed_reconfigure_is_loud_and_retried_on_the_next_run(tmp_path: Path) -> None:
     node, first = _booted_head(tmp_path)
-    second = _publish(node, _resized(1), "second.tar.gz")
+    second = _publish(node, node.cfg, "second.tar.gz", debug=True)
     node.env["SIM_RECONFIGURE_FAILS"] = "1"
     run = node.run_script("bin/update-head.sh")
     assert run.returncode != 0
@@ -117,6 +142,9 @@ def test_a_failed_reconfigure_is_loud_and_retried_on_the_next_run(tmp_path: Path
     del node.env["SIM_RECONFIGURE_FAILS"]
     retried = node.run_script("bin/update-head.sh")
     assert retried.returncode == 0, retried.output
+    # The files were installed by the failed run; the retry still applies them.
+    assert "installed files it did not apply" in retried.output
+    assert len(retried.called("scontrol reconfigure")) == 1
     assert (node.root / APPLIED_BUNDLE_FILE.lstrip("/")).read_text() == second + "\n"
 
 

@@ -31,6 +31,9 @@ ROLE="head"
 ROLE_TREE="files/head"
 readonly NEXT_DIR="${R}${BUNDLE_INSTALL_DIR}.next"
 readonly NEXT_ARCHIVE="${R}${BUNDLE_INSTALL_DIR}.next.tar.gz"
+# Holds reconfigure or restart while a bundle's files are installed but not yet applied, so
+# a run after a failed reconfigure or restart still applies them (the files no longer differ).
+readonly PENDING="${R}${APPLIED_BUNDLE}.pending"
 # Every AWS or Slurm call is cut off after this, and retried at most 3 times.
 readonly CALL_TIMEOUT=60
 
@@ -79,11 +82,37 @@ swap_bundle() {
   log "bundle ${WANT_SHA256} installed in ${BUNDLE_INSTALL_DIR}"
 }
 
-# Parameters that `scontrol reconfigure` cannot change (ports, plugins, StateSaveLocation)
-# need a `systemctl restart slurmctld`, which keeps jobs: its log says so.
-reconfigure_slurmctld() {
-  if [[ "${CONTROLLER_CONFIG_CHANGED}" != yes ]]; then
+slurm_setting() { grep -i "^$1=" "$2" 2>/dev/null || true; }
+
+# Decided before the new files are installed, while SLURM_CONF is still the running one.
+# A key that `scontrol reconfigure` cannot apply (slurmctld would exit, as 22.05 does on
+# a new MaxNodeCount) makes this update a restart, which keeps jobs: state is on EFS.
+plan_slurmctld_change() {
+  local key new="${BUNDLE_DIR}/${ROLE_TREE}${SLURM_CONF}" old="${R}${SLURM_CONF}"
+  SLURMCTLD_ACTION="$(cat "${PENDING}" 2>/dev/null || echo reconfigure)"
+  if [[ -f "${PENDING}" ]]; then
+    log "an earlier run installed files it did not apply; this run applies them (${SLURMCTLD_ACTION})"
+  fi
+  for key in "${SLURMCTLD_RESTART_KEYS[@]}"; do
+    if [[ "$(slurm_setting "${key}" "${old}")" != "$(slurm_setting "${key}" "${new}")" ]]; then
+      log "${key} changes; scontrol reconfigure cannot apply that, so slurmctld restarts (jobs are kept)"
+      SLURMCTLD_ACTION=restart
+    fi
+  done
+  mkdir -p "$(dirname "${PENDING}")"
+  echo "${SLURMCTLD_ACTION}" >"${PENDING}"
+}
+
+apply_slurm_config() {
+  if [[ "${CONTROLLER_CONFIG_CHANGED}" != yes && "${SLURMCTLD_PENDING}" != yes ]]; then
     log "Slurm configuration unchanged; slurmctld keeps running as it is"
+    return 0
+  fi
+  if [[ "${SLURMCTLD_ACTION}" == restart ]]; then
+    systemctl restart slurmctld ||
+      die "slurmctld did not restart with the new /etc/slurm files; see 'journalctl -u slurmctld' and /var/log/slurm/slurmctld.log"
+    verify_slurmctld
+    log "slurmctld restarted with the new configuration"
     return 0
   fi
   retry 3 timeout "${CALL_TIMEOUT}" scontrol reconfigure ||
@@ -94,6 +123,7 @@ reconfigure_slurmctld() {
 record_applied() {
   mkdir -p "$(dirname "${R}${APPLIED_BUNDLE}")"
   echo "${WANT_SHA256} ${WANT_URL}" >"${R}${APPLIED_BUNDLE}"
+  rm -f "${PENDING}"
   log "bundle ${WANT_SHA256} applied"
 }
 
@@ -101,8 +131,13 @@ record_applied() {
 apply() {
   WANT_SHA256="$1"
   WANT_URL="$2"
+  SLURMCTLD_PENDING=no
+  if [[ -f "${PENDING}" ]]; then
+    SLURMCTLD_PENDING=yes
+  fi
+  step plan_slurmctld_change
   step install_controller_files
-  step reconfigure_slurmctld
+  step apply_slurm_config
   step install_agents
   step record_applied
 }
