@@ -335,9 +335,10 @@ def test_head_bundle_carries_the_agents_and_their_timers() -> None:
     assert f"GPUCLUSTER_CLUSTER={cfg.name}" in agents.installed["/etc/gpucluster/agents.env"]
     for unit in agents.installed:
         if unit.endswith(".service"):
-            # Python agents run under python3; the head update is a bundle script.
+            # Python agents run under python3, the head update under bash.
             command = agents.installed[unit].split("ExecStart=")[1].split()
-            script = command[1] if command[0] == "/usr/bin/python3" else command[0]
+            assert command[0] in ("/usr/bin/python3", "/bin/bash")
+            script = command[1]
             assert script.startswith(f"{BUNDLE_INSTALL_DIR}/")
             assert script.removeprefix(f"{BUNDLE_INSTALL_DIR}/") in bundle_files(cfg)
 

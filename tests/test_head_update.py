@@ -64,7 +64,7 @@ def test_the_head_installs_the_update_timer() -> None:
     agents = head_agents(example("default"))
     assert "gpucluster-head-update.timer" in agents.timers
     service = agents.installed["/etc/systemd/system/gpucluster-head-update.service"]
-    assert f"ExecStart={BUNDLE_INSTALL_DIR}/bin/update-head.sh\n" in service
+    assert f"ExecStart=/bin/bash {BUNDLE_INSTALL_DIR}/bin/update-head.sh\n" in service
     assert "bin/update-head.sh" in bundle_files(example("default"))
 
 
