@@ -124,3 +124,33 @@ def test_run_diff_names_the_head_and_exits_1(variants, tmp_path, capsys):
     assert "DATA AT RISK" not in out
     config.write_text(yaml.safe_dump(_edited(VARIANTS["pinned"])))
     assert run_diff(config, baseline, []) == 0
+
+
+def test_run_diff_of_the_default_example_resized_to_one_node_exits_0(variants, tmp_path, capsys):
+    """The issue's measurement, through `gpucluster diff`: count 2 -> 1 replaces nothing."""
+    import json
+
+    baseline = tmp_path / "baseline"
+    baseline.mkdir()
+    for stack, template in variants["default"].items():
+        (baseline / f"{stack}.template.json").write_text(json.dumps(template))
+    config = tmp_path / "cluster.yaml"
+    config.write_text(yaml.safe_dump(_edited(_count(1))))
+    assert run_diff(config, baseline, []) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "head node will be replaced" not in out
+    assert "0 replaced" in out
+
+
+def test_head_user_data_passes_shellcheck(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    shellcheck = shutil.which("shellcheck") or str(Path(sys.executable).parent / "shellcheck")
+    if not Path(shellcheck).exists():
+        pytest.skip("shellcheck is not installed")
+    script = tmp_path / "head.sh"
+    script.write_text(render_user_data(ClusterConfig.model_validate(_edited(lambda d: None)), "head", None))
+    result = subprocess.run([shellcheck, "--severity=style", str(script)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
