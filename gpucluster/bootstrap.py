@@ -50,6 +50,9 @@ UNATTENDED_BLACKLIST = (
 
 # templates/userdata/thin.sh.j2 unpacks the bundle here; the agents' units point into it.
 BUNDLE_INSTALL_DIR = "/opt/gpucluster/bundle"
+# "<sha256> <url>" of the bundle the head node runs: written by its user data at boot and by
+# its update timer after each bundle it applied.
+APPLIED_BUNDLE_FILE = "/var/lib/gpucluster/applied-bundle"
 APT_LOCK_TIMEOUT_SECONDS = 1200
 NVME_MOUNT = "/opt/dlami/nvme"
 NVME_TIMEOUT_SECONDS = 600
@@ -57,6 +60,37 @@ NVME_TIMEOUT_SECONDS = 600
 # alongside them; compute nodes then wait this long for slurmctld to list them.
 CONTROLLER_TIMEOUT_SECONDS = 900
 REGISTER_TIMEOUT_SECONDS = 300
+# slurm.conf keys that `scontrol reconfigure` cannot apply: the head's update restarts
+# slurmctld instead (jobs are kept; state is on EFS). Slurm 22.05.8 was seen to exit on a
+# reconfigure that changed MaxNodeCount ("fatal: MaxNodeCount has changed (5->12) during
+# reconfig, slurmctld must be restarted"), and MaxNodeCount follows every group's count;
+# scontrol(1) names the ports, hosts, auth, plugin directory and state location.
+SLURMCTLD_RESTART_KEYS = (
+    "MaxNodeCount",
+    "AuthType",
+    "AuthAltTypes",
+    "CredType",
+    "ControlMachine",
+    "SlurmctldHost",
+    "SlurmctldPort",
+    "SlurmdPort",
+    "StateSaveLocation",
+    "PluginDir",
+    "SelectType",
+    "SelectTypeParameters",
+    "SwitchType",
+    "ProctrackType",
+    "GresTypes",
+)
+# slurmctld starts only while it holds a lock in StateSaveLocation on EFS, so two heads
+# (CloudFormation starts a replacement before it deletes the old one) never write one
+# state. A dead head's lock goes when the EFS server drops its NFSv4 lease; a live one
+# stops within this wait because CloudFormation deletes it after the new one is created.
+SLURMCTLD_LOCK_WAIT_SECONDS = 600
+# The head's bootstrap waits for the lock and then for slurmctld to read its state.
+SLURMCTLD_START_TIMEOUT_SECONDS = SLURMCTLD_LOCK_WAIT_SECONDS + 120
+# flock's exit status when the wait ran out, so the journal says which way it failed.
+SLURMCTLD_LOCK_BUSY_EXIT = 75
 
 # sackd (configless login nodes without slurmd) ships from Slurm 23.11.
 SACKD_SINCE = (23, 11)
@@ -230,10 +264,16 @@ def _cluster_conf(
         failure_tag=FAILURE_TAG,
         apt_lock_timeout=APT_LOCK_TIMEOUT_SECONDS,
         bundle_install_dir=BUNDLE_INSTALL_DIR,
+        bundle_parameter=names.bundle_parameter(cfg),
+        applied_bundle=APPLIED_BUNDLE_FILE,
         nvme_mount=NVME_MOUNT,
         nvme_timeout=NVME_TIMEOUT_SECONDS,
         controller_timeout=CONTROLLER_TIMEOUT_SECONDS,
         register_timeout=REGISTER_TIMEOUT_SECONDS,
+        slurmctld_lock_wait=SLURMCTLD_LOCK_WAIT_SECONDS,
+        slurmctld_restart_keys=SLURMCTLD_RESTART_KEYS,
+        slurmctld_start_timeout=SLURMCTLD_START_TIMEOUT_SECONDS,
+        slurmctld_lock_busy_exit=SLURMCTLD_LOCK_BUSY_EXIT,
         kernel_hold=KERNEL_HOLD_PACKAGES,
         unattended_blacklist=UNATTENDED_BLACKLIST,
         head_packages=HEAD_PACKAGES,

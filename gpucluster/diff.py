@@ -4,8 +4,11 @@ Per stack, every resource is added, modified in place, replaced or deleted, the 
 CloudFormation would see it: a logical ID that disappears is a deletion (a renamed
 logical ID is a deletion plus an addition), a changed Type or a changed create-only
 property is a replacement, and a resource whose create-only property refers to a
-replaced resource is replaced with it. The guard fails when a resource that holds
-data would be replaced or deleted, unless the user allowed that logical ID.
+replaced resource, or to an attribute that moves on an in-place update (a launch
+template's LatestVersionNumber), is replaced with it. The guard fails when a resource
+that holds data, or the head node (a separate class: no data is lost, but running jobs
+pause while the controller restarts), would be replaced or deleted, unless the user
+allowed that logical ID.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from gpucluster.names import HEAD_NODE_ID
 from gpucluster.resource_schemas import DOCUMENTED_REPLACEMENTS, stateful_types, update_rules
 
 Template = dict[str, Any]
@@ -36,6 +40,14 @@ RESOURCE_ATTRIBUTES = ("Condition", "DeletionPolicy", "UpdateReplacePolicy", "Up
                        "CreationPolicy", "Metadata")
 # cfn-init reads this at run time, so it is configuration, not bookkeeping.
 KEPT_METADATA = "AWS::CloudFormation::Init"
+# Attributes whose value changes when the resource is updated in place: a launch template
+# update makes a new version, so an instance pinned to GetAtt LatestVersionNumber sees a
+# new LaunchTemplate/Version, which EC2 instances take only by replacement.
+MOVING_ATTRIBUTES = {
+    "AWS::EC2::LaunchTemplate": frozenset({"LatestVersionNumber", "DefaultVersionNumber"}),
+}
+HEAD_NODE_TYPE = "AWS::EC2::Instance"
+HEAD_REPLACEMENT = "head node will be replaced: running jobs pause, controller restarts"
 CDK_ONLY_ENTRIES = {
     "Parameters": frozenset({"BootstrapVersion"}),
     "Rules": frozenset({"CheckBootstrapVersion"}),
@@ -80,6 +92,7 @@ class ResourceChange:
     replaced_by: tuple[str, ...] = ()
     may_replace: tuple[str, ...] = ()
     allowed: bool = False
+    head_node: bool = False
 
     @property
     def endangers_data(self) -> bool:
@@ -90,8 +103,20 @@ class ResourceChange:
         return self.stateful and risky
 
     @property
+    def replaces_head(self) -> bool:
+        """The head node would be (or may be) replaced or deleted: slurmctld stops, a new
+        head boots from the same EFS state; queued and running jobs survive the pause."""
+        risky = self.kind in (ChangeKind.REPLACED, ChangeKind.DELETED) or bool(self.may_replace)
+        return self.head_node and risky
+
+    @property
+    def guarded(self) -> bool:
+        """A change CI stops on unless allowed: data at risk, or the head node replaced."""
+        return self.endangers_data or self.replaces_head
+
+    @property
     def blocks(self) -> bool:
-        return self.endangers_data and not self.allowed
+        return self.guarded and not self.allowed
 
 
 @dataclass(frozen=True)
@@ -287,6 +312,29 @@ def _property_name(pointer: str) -> str:
     return pointer.removeprefix("/properties/")
 
 
+def _is_head_node(logical_id: str, resource: dict) -> bool:
+    """The Cluster stack's only standalone instance; CDK starts its logical ID with the
+    construct id (names.HEAD_NODE_ID), which is kept fixed for that reason."""
+    return resource.get("Type") == HEAD_NODE_TYPE and logical_id.startswith(HEAD_NODE_ID)
+
+
+def _moving_attributes(node: Any) -> set[tuple[str, str]]:
+    """(logical id, attribute) of every Fn::GetAtt in a value."""
+    if isinstance(node, list):
+        return set().union(*(_moving_attributes(item) for item in node)) if node else set()
+    if not isinstance(node, dict):
+        return set()
+    found: set[tuple[str, str]] = set()
+    for key, value in node.items():
+        if key == "Fn::GetAtt":
+            parts = value if isinstance(value, list) else str(value).split(".", 1)
+            if len(parts) == 2 and all(isinstance(p, str) for p in parts):
+                found.add((parts[0], parts[1]))
+        else:
+            found |= _moving_attributes(value)
+    return found
+
+
 def _is_stateful(resource: dict) -> bool:
     policies = {resource.get("DeletionPolicy"), resource.get("UpdateReplacePolicy")}
     return resource.get("Type") in stateful_types() or bool(policies & RETAINING_POLICIES)
@@ -339,6 +387,15 @@ class _StackState:
     assessments: dict[str, _Assessment]
     replaced: set[str]
 
+    def moved_attributes(self) -> set[tuple[str, str]]:
+        """Attributes of resources updated in place whose value that update changes."""
+        return {
+            (logical_id, attribute)
+            for logical_id, a in self.assessments.items()
+            if a.changed and logical_id not in self.replaced
+            for attribute in MOVING_ATTRIBUTES.get(a.after.get("Type", ""), ())
+        }
+
     def changed_exports(self) -> set[str]:
         """Exports whose value moves: rewritten, or referring to a replaced resource."""
         old = self.before.get("Outputs", {})
@@ -370,11 +427,20 @@ def _follow_replacements(states: list[_StackState], region: str) -> None:
                 if logical_id in state.replaced:
                     continue
                 props = assessment.after.get("Properties", {})
+                moved = state.moved_attributes()
                 for pointer in update_rules(assessment.after["Type"], region).create_only:
-                    hit = _references(_value_at(props, pointer)) & frontier
+                    value = _value_at(props, pointer)
+                    if isinstance(value, _Unresolved):
+                        value = json.loads(value.canonical)
+                    hit = _references(value) & frontier
                     if hit:
                         assessment.replaced_by.append(
                             f"{_property_name(pointer)} refers to {_describe_hits(hit)}, which is replaced"
+                        )
+                    for target, attribute in sorted(_moving_attributes(value) & moved):
+                        assessment.replaced_by.append(
+                            f"{_property_name(pointer)} refers to {target}.{attribute}, which "
+                            f"changes because {target} is updated"
                         )
                 if assessment.replaced_by:
                     state.replaced.add(logical_id)
@@ -421,7 +487,8 @@ def _stack_diff(state: _StackState, allow: frozenset[str]) -> StackDiff:
         changes.append(ResourceChange(state.name, logical_id, resource.get("Type", "?"),
                                       ChangeKind.RETAINED if kept else ChangeKind.DELETED,
                                       _is_stateful(resource),
-                                      allowed=allowed(logical_id)))
+                                      allowed=allowed(logical_id),
+                                      head_node=_is_head_node(logical_id, resource)))
     for logical_id in sorted(new.keys() - old.keys()):
         resource = new[logical_id]
         changes.append(ResourceChange(state.name, logical_id, resource.get("Type", "?"),
@@ -435,6 +502,7 @@ def _stack_diff(state: _StackState, allow: frozenset[str]) -> StackDiff:
             state.name, logical_id, a.after.get("Type", "?"), kind, stateful,
             changed=tuple(a.changed), replaced_by=tuple(a.replaced_by),
             may_replace=tuple(a.may_replace), allowed=allowed(logical_id),
+            head_node=_is_head_node(logical_id, a.before) or _is_head_node(logical_id, a.after),
         ))
     order = list(ChangeKind)
     changes.sort(key=lambda c: (order.index(c.kind), c.logical_id))
@@ -459,7 +527,7 @@ def diff_templates(
         key
         for stack in stacks
         for c in stack.changes
-        if c.endangers_data
+        if c.guarded
         for key in (c.logical_id, f"{c.stack}/{c.logical_id}")
     }
     return DiffReport(stacks, tuple(sorted(allow - used)))
@@ -497,8 +565,8 @@ def _data_note(change: ResourceChange) -> str:
         state = "[bold red]detached[/]" if change.blocks else "allowed" if change.allowed else ""
         return ", ".join(filter(None, ["kept; delete by hand when unused", state]))
     if change.blocks:
-        return "[bold red]DATA AT RISK[/]"
-    if change.endangers_data:
+        return "[bold red]DATA AT RISK[/]" if change.endangers_data else "[bold red]HEAD NODE[/]"
+    if change.guarded:
         return "[yellow]allowed[/]"
     return "stateful" if change.stateful else ""
 
@@ -520,21 +588,33 @@ def print_report(report: DiffReport, console: Console) -> None:
     counts = {kind: sum(len(s.of_kind(kind)) for s in report.stacks) for kind in ChangeKind}
     console.print(", ".join(f"{counts[kind]} {kind}" for kind in ChangeKind))
     for name in report.unused_allowances:
-        console.print(f"[yellow]--allow-replace {name}: no stateful resource with that logical "
-                      "id is replaced or deleted; check the spelling[/]")
+        console.print(f"[yellow]--allow-replace {name}: no stateful resource or head node with "
+                      "that logical id is replaced or deleted; check the spelling[/]")
     for change in report.blocking:
+        if not change.endangers_data:
+            console.print(
+                f"[bold red]{change.stack}/{change.logical_id}: {HEAD_REPLACEMENT}.[/] No data is "
+                "lost (controller state and /home are on EFS). If that is intended, re-run with "
+                f"--allow-replace {change.logical_id}"
+            )
+            continue
         verb = "may be replaced" if change.kind == ChangeKind.MODIFIED else f"would be {change.kind}"
         console.print(
             f"[bold red]{change.stack}/{change.logical_id} ({change.resource_type}) holds data and "
             f"{verb}.[/] If that is intended, re-run with --allow-replace {change.logical_id}"
         )
+    for change in report.changes:
+        if change.replaces_head and change.allowed:
+            console.print(f"[yellow]{change.stack}/{change.logical_id}: {HEAD_REPLACEMENT} "
+                          "(allowed)[/]")
     if not report.blocking:
         console.print("[green]safe: no resource that holds data is replaced or deleted[/]")
 
 
 def run_diff(config_path: str | Path, baseline_dir: str | Path, allow_replace: list[str] | set[str]) -> int:
     """`gpucluster diff`: synthesize CONFIG and compare it with the baseline directory.
-    Exit 0 when safe, 1 when data is at risk, 2 when the inputs cannot be used."""
+    Exit 0 when safe, 1 when data is at risk or the head node would be replaced,
+    2 when the inputs cannot be used."""
     import tempfile
 
     from gpucluster.loader import ConfigError, load_config

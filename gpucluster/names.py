@@ -12,6 +12,10 @@ from gpucluster.config import ClusterConfig
 # Compute nodes complete this Auto Scaling launch hook once they joined Slurm.
 LAUNCH_LIFECYCLE_HOOK = "gpucluster-launch"
 
+# Construct id of the head node in the Cluster stack. Its logical IDs start with it, and
+# `gpucluster diff` finds the head's instance by it; renaming it would replace the head.
+HEAD_NODE_ID = "HeadNode"
+
 
 def stack_names(cfg: ClusterConfig) -> dict[str, str]:
     return {
@@ -52,6 +56,14 @@ def munge_secret_name_pattern(cfg: ClusterConfig) -> str:
 def compute_group_parameter(cfg: ClusterConfig, group: str) -> str:
     """JSON facts about one compute group (Auto Scaling group name, capacity) for the head node."""
     return f"{parameter_prefix(cfg)}/compute/{group}"
+
+
+def bundle_parameter(cfg: ClusterConfig) -> str:
+    """SSM parameter holding `<sha256> <s3 url>` of the current bootstrap bundle.
+
+    The head node reads it at boot and polls it afterwards, so its user data never names
+    a bundle, which moves with every cluster setting."""
+    return f"{parameter_prefix(cfg)}/bootstrap/bundle"
 
 
 STORAGE_FACTS = ("efs_id", "fsx_dns_name", "fsx_mount_name", "munge_secret_arn")

@@ -30,7 +30,7 @@ def placeholder_bundle_ref(bundle: dict[str, str]) -> BundleRef:
 def user_data_by_target(cfg: ClusterConfig, ref: BundleRef) -> dict[str, str]:
     """Thin user-data keyed by target: head, login, compute-<group>."""
     scripts = {
-        "head": render_user_data(cfg, "head", ref),
+        "head": render_user_data(cfg, "head", None),
         "login": render_user_data(cfg, "login", ref),
     }
     for group in cfg.compute_groups:

@@ -21,7 +21,7 @@ def user_data_sizes(cfg: ClusterConfig) -> dict[str, int]:
     account = cfg.account or "123456789012"
     bundle = BundleRef(url=f"s3://cdk-hnb659fds-assets-{account}-{cfg.region}/{digest}.gz", sha256=digest)
     sizes = {
-        "head": len(render_user_data(cfg, "head", bundle).encode()),
+        "head": len(render_user_data(cfg, "head", None).encode()),
         "login": len(render_user_data(cfg, "login", bundle).encode()),
     }
     for group in cfg.compute_groups:

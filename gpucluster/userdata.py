@@ -15,6 +15,7 @@ import tarfile
 from dataclasses import dataclass
 from typing import Literal
 
+from gpucluster import names
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.rendering import render
 
@@ -32,6 +33,11 @@ class BundleRef:
 
     url: str
     sha256: str
+
+    @property
+    def pointer(self) -> str:
+        """The value of names.bundle_parameter: what `sha256sum` prints, then the URL."""
+        return f"{self.sha256} {self.url}"
 
 
 def render_bundle(cfg: ClusterConfig) -> dict[str, str]:
@@ -66,17 +72,27 @@ def archive_sha256(archive: bytes) -> str:
 def render_user_data(
     cfg: ClusterConfig,
     role: Role,
-    bundle: BundleRef,
+    bundle: BundleRef | None,
     group: ComputeGroupConfig | None = None,
 ) -> str:
+    """The thin script of one role. The head's takes no bundle: it reads the bundle's
+    location from SSM (names.bundle_parameter), so a change of any cluster setting leaves
+    the head's launch template, and with it the instance, as it is."""
+    from gpucluster.bootstrap import APPLIED_BUNDLE_FILE, BUNDLE_INSTALL_DIR
+
     if (role == "compute") != (group is not None):
         raise ValueError("a compute group is required for, and only for, the compute role")
+    if (role == "head") != (bundle is None):
+        raise ValueError("the head node reads its bundle from SSM; every other role needs one")
     script = render(
         "userdata/thin.sh.j2",
         cfg=cfg,
         role=role,
         group=group,
         bundle=bundle,
+        bundle_dir=BUNDLE_INSTALL_DIR,
+        bundle_parameter=names.bundle_parameter(cfg),
+        applied_bundle=APPLIED_BUNDLE_FILE,
     )
     size = len(script.encode())
     if size > USER_DATA_LIMIT:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import aws_cdk as cdk
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from constructs_lib.bootstrap_bundle import BootstrapBundle, BootstrapBundleProps
@@ -18,6 +19,7 @@ from constructs_lib.launch_settings import ServiceNodeProps
 from constructs_lib.login_nodes import LoginNodes
 from constructs_lib.node_image import node_image_id
 from constructs_lib.node_roles import NodeRoles, NodeRolesProps
+from gpucluster import names
 from gpucluster.config import ClusterConfig
 from gpucluster.userdata import render_user_data
 
@@ -54,18 +56,29 @@ class ClusterStack(cdk.Stack):
             retention=logs.RetentionDays.THREE_MONTHS,
             removal_policy=cdk.RemovalPolicy.RETAIN,
         )
+        # The head finds the bundle through this parameter, not its user data: a new bundle
+        # updates the parameter in place and the head's update timer applies it.
+        bundle_pointer = ssm.CfnParameter(
+            self,
+            "BundlePointer",
+            name=names.bundle_parameter(cfg),
+            type="String",
+            value=bundle.ref.pointer,
+            description="sha256 and S3 URL of the current bootstrap bundle; the head node polls it",
+        )
         head = HeadNode(
             self,
-            "HeadNode",
+            names.HEAD_NODE_ID,
             ServiceNodeProps(
                 cfg=cfg,
                 image_id=image_id,
                 subnet_id=subnet_id,
                 instance_profile_arn=roles.instance_profiles["head"].attr_arn,
                 security_group_ids=[nodes_security_group_id],
-                user_data=render_user_data(cfg, "head", bundle.ref),
+                user_data=render_user_data(cfg, "head", None),
             ),
         )
+        head.instance.node.add_dependency(bundle_pointer)
         ClusterDns(
             self,
             "Dns",

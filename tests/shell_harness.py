@@ -59,6 +59,8 @@ ALLOWED_TOOLS = (
     "true",
     "false",
     "id",
+    # Bounds the head update's calls; it runs the stubs like any other command.
+    "timeout",
 )
 
 SLURM_DEBIAN_VERSION = "23.11.4-1.2ubuntu5"
@@ -178,6 +180,12 @@ case "$1 $2" in
       { echo "ResourceNotFoundException: $*" >&2; exit 254; }
     cat "$SIM_SECRET_FILE"; echo ;;
   "ssm get-parameters-by-path") cat "$SIM_STATE/ssm" ;;
+  # The bundle pointer (names.bundle_parameter) and the bundles it names, as files.
+  "ssm get-parameter") cat "$SIM_STATE/bundle-pointer" ;;
+  "s3 cp")
+    args=("$@"); src="${args[-2]}"; dst="${args[-1]}"
+    [[ -f "$SIM_FIXTURES/$(basename "$src")" ]] || { echo "fatal error: 404 $src" >&2; exit 1; }
+    cp "$SIM_FIXTURES/$(basename "$src")" "$dst" ;;
   "ec2 create-tags") ;;
   "autoscaling describe-auto-scaling-instances") echo "$SIM_ASG" ;;
   "autoscaling complete-lifecycle-action") ;;
@@ -261,6 +269,7 @@ case "$1 ${2:-}" in
       echo "Slurmctld(primary) at demo-head is DOWN"; exit 1
     fi
     echo "Slurmctld(primary) at demo-head is UP" ;;
+  "reconfigure ") [[ -z "${SIM_RECONFIGURE_FAILS:-}" ]] ;;
   "show node")
     if [[ -n "${SIM_UNREGISTERED:-}" || ! -f "$SIM_STATE/active/slurmd" ]]; then
       echo "Node $3 not found"; exit 1

@@ -327,18 +327,29 @@ def test_head_bundle_carries_the_agents_and_their_timers() -> None:
     cfg = example("default")
     agents = head_agents(cfg)
     assert {"agents/capacity_controller.py", "agents/node_cleanup.py"} <= set(agents.code)
-    assert agents.timers == ["gpucluster-capacity-controller.timer", "gpucluster-node-cleanup.timer"]
+    assert agents.timers == [
+        "gpucluster-capacity-controller.timer",
+        "gpucluster-head-update.timer",
+        "gpucluster-node-cleanup.timer",
+    ]
     assert f"GPUCLUSTER_CLUSTER={cfg.name}" in agents.installed["/etc/gpucluster/agents.env"]
     for unit in agents.installed:
         if unit.endswith(".service"):
-            script = agents.installed[unit].split("ExecStart=/usr/bin/python3 ")[1].split()[0]
-            assert script.startswith(f"{BUNDLE_INSTALL_DIR}/agents/")
+            # Python agents run under python3, the head update under bash.
+            command = agents.installed[unit].split("ExecStart=")[1].split()
+            assert command[0] in ("/usr/bin/python3", "/bin/bash")
+            script = command[1]
+            assert script.startswith(f"{BUNDLE_INSTALL_DIR}/")
             assert script.removeprefix(f"{BUNDLE_INSTALL_DIR}/") in bundle_files(cfg)
 
 
 def test_thin_user_data_unpacks_where_boot_units_look() -> None:
-    thin = (REPO / "templates/userdata/thin.sh.j2").read_text()
-    assert f"readonly BUNDLE_DIR={BUNDLE_INSTALL_DIR}\n" in thin
+    from gpucluster.userdata import BundleRef, render_user_data
+
+    cfg = example("default")
+    ref = BundleRef(url="s3://bucket/key.tar.gz", sha256="0" * 64)
+    for thin in (render_user_data(cfg, "head", None), render_user_data(cfg, "login", ref)):
+        assert f"readonly BUNDLE_DIR={BUNDLE_INSTALL_DIR}\n" in thin
 
 
 def test_login_gets_sackd_enroot_and_pyxis(tmp_path: Path) -> None:

@@ -49,14 +49,43 @@ install_node_slurm_files() {
   done
 }
 
+slurmctld_lock() { echo "${STATE_SAVE_LOCATION}/slurmctld.lock"; }
+
+# CloudFormation creates a replacement head before it deletes the old one, and both mount
+# the same StateSaveLocation: slurmctld runs under flock on a file there, so the second
+# waits up to SLURMCTLD_LOCK_WAIT s for the first to stop and otherwise never starts.
+# flock stays the unit's main process holding the lock (Type=simple, slurmctld -D as its
+# child), so a reload cannot signal it: it asks slurmctld itself.
 start_slurmctld() {
-  ensure_service slurmctld "${CONTROLLER_CONFIG_CHANGED}"
+  local changed="${CONTROLLER_CONFIG_CHANGED}"
+  if install_unit_dropin slurmctld.service "[Service]
+Type=simple
+ExecStart=
+ExecStart=/usr/bin/flock --wait ${SLURMCTLD_LOCK_WAIT} --conflict-exit-code ${SLURMCTLD_LOCK_BUSY_EXIT} $(slurmctld_lock) /usr/sbin/slurmctld -D \$SLURMCTLD_OPTIONS
+ExecReload=
+ExecReload=/usr/bin/scontrol reconfigure"; then
+    changed=yes
+  fi
+  ensure_service slurmctld "${changed}"
 }
 
-# slurmctld is up once it answers: it has read its state from StateSaveLocation and listens.
+# slurmctld is up once it answers: it holds the lock, has read its state from
+# StateSaveLocation and listens. The wait covers the lock wait, so a head that waits for
+# an old one to stop is not failed while the unit still waits for the lock.
 verify_slurmctld() {
-  retry 6 scontrol ping >/dev/null ||
-    die "slurmctld does not answer 'scontrol ping'; see /var/log/slurm/slurmctld.log and 'journalctl -u slurmctld'"
+  local waited=0
+  until scontrol ping >/dev/null 2>&1; do
+    service_active slurmctld ||
+      die "slurmctld stopped before it answered; if 'journalctl -u slurmctld' shows exit status ${SLURMCTLD_LOCK_BUSY_EXIT}, another head node still holds $(slurmctld_lock) on EFS: stop slurmctld there (or terminate that instance), then 'systemctl start slurmctld' here; otherwise see /var/log/slurm/slurmctld.log"
+    if ((waited >= SLURMCTLD_START_TIMEOUT)); then
+      die "slurmctld does not answer 'scontrol ping' after ${SLURMCTLD_START_TIMEOUT} s; see /var/log/slurm/slurmctld.log and 'journalctl -u slurmctld'"
+    fi
+    if ((waited % 60 == 0)); then
+      log "waiting for slurmctld (it starts once it holds $(slurmctld_lock))"
+    fi
+    sleep 5
+    waited=$((waited + 5))
+  done
   log "slurmctld answers"
 }
 

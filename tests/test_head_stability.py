@@ -1,0 +1,156 @@
+"""The head node survives configuration-only changes: its instance and launch template
+synthesize byte-for-byte the same, and `gpucluster diff` says so; a real head change
+(instance type, AMI) is reported as a head replacement that stops CI unless allowed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpucluster import names
+from gpucluster.config import ClusterConfig
+from gpucluster.diff import ChangeKind, diff_templates, run_diff
+from gpucluster.synth import synthesize
+from gpucluster.userdata import BundleRef, render_user_data
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "default.yaml"
+PINNED_AMI = "ami-0123456789abcdef0"
+
+
+def _edited(edit) -> dict:
+    data = yaml.safe_load(EXAMPLE.read_text())
+    edit(data)
+    return data
+
+
+def _count(count: int):
+    return lambda d: d["compute_groups"][0].update(count=count)
+
+
+def _pinned(ami: str = PINNED_AMI, instance_type: str | None = None):
+    def edit(d: dict) -> None:
+        d["image"]["ami_id"] = ami
+        if instance_type is not None:
+            d["head_node"]["instance_type"] = instance_type
+
+    return edit
+
+
+VARIANTS = {
+    "default": lambda d: None,
+    "count-1": _count(1),
+    "pinned": _pinned(),
+    "pinned-new-type": _pinned(instance_type="m7i.4xlarge"),
+    "pinned-new-ami": _pinned(ami="ami-0fedcba9876543210"),
+}
+
+
+@pytest.fixture(scope="module")
+def variants(tmp_path_factory) -> dict[str, dict[str, dict]]:
+    root = tmp_path_factory.mktemp("head-variants")
+    return {
+        name: synthesize(ClusterConfig.model_validate(_edited(edit)), root / name).templates
+        for name, edit in VARIANTS.items()
+    }
+
+
+def _cluster(templates: dict[str, dict]) -> dict[str, dict]:
+    return next(t for name, t in templates.items() if name.endswith("-cluster"))["Resources"]
+
+
+def _head_resources(templates: dict[str, dict]) -> dict[str, dict]:
+    return {k: v for k, v in _cluster(templates).items() if k.startswith(names.HEAD_NODE_ID)}
+
+
+def test_count_change_leaves_the_head_instance_and_launch_template_unchanged(variants):
+    before, after = _head_resources(variants["default"]), _head_resources(variants["count-1"])
+    assert sorted({v["Type"] for v in before.values()}) == [
+        "AWS::EC2::Instance",
+        "AWS::EC2::LaunchTemplate",
+    ]
+    assert after == before
+    # The bundle did move: the count reaches the head through the SSM pointer instead.
+    pointer = [k for k, v in _cluster(variants["default"]).items() if v["Type"] == "AWS::SSM::Parameter"]
+    old = _cluster(variants["default"])
+    new = _cluster(variants["count-1"])
+    assert any(old[k] != new[k] for k in pointer)
+
+
+def test_head_user_data_names_no_bundle():
+    cfg = ClusterConfig.model_validate(_edited(lambda d: None))
+    script = render_user_data(cfg, "head", None)
+    assert names.bundle_parameter(cfg) in script
+    assert 'BUNDLE_URL="' not in script and 'BUNDLE_SHA256="' not in script
+    resized = ClusterConfig.model_validate(_edited(_count(1)))
+    assert render_user_data(resized, "head", None) == script
+    with pytest.raises(ValueError, match="reads its bundle from SSM"):
+        render_user_data(cfg, "head", BundleRef(url="s3://b/k", sha256="0" * 64))
+
+
+def test_diff_of_a_count_change_reports_no_head_replacement(variants):
+    report = diff_templates(variants["default"], variants["count-1"], region="us-east-2")
+    assert report.exit_code == 0
+    assert [c for c in report.changes if c.head_node] == []
+    assert {c.kind for c in report.changes} == {ChangeKind.MODIFIED}
+
+
+@pytest.mark.parametrize("variant", ["pinned-new-type", "pinned-new-ami"])
+def test_diff_of_a_head_change_reports_the_head_replacement(variants, variant):
+    report = diff_templates(variants["pinned"], variants[variant], region="us-east-2")
+    assert report.exit_code == 1
+    [head] = report.blocking
+    assert head.head_node and head.kind == ChangeKind.REPLACED
+    assert head.logical_id.startswith(f"{names.HEAD_NODE_ID}Instance")
+    assert any("LatestVersionNumber" in reason for reason in head.replaced_by)
+    allowed = diff_templates(variants["pinned"], variants[variant], {head.logical_id}, region="us-east-2")
+    assert allowed.exit_code == 0 and allowed.unused_allowances == ()
+
+
+def test_run_diff_names_the_head_and_exits_1(variants, tmp_path, capsys):
+    baseline = tmp_path / "baseline"
+    baseline.mkdir()
+    import json
+
+    for stack, template in variants["pinned"].items():
+        (baseline / f"{stack}.template.json").write_text(json.dumps(template))
+    config = tmp_path / "cluster.yaml"
+    config.write_text(yaml.safe_dump(_edited(VARIANTS["pinned-new-type"])))
+    assert run_diff(config, baseline, []) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "head node will be replaced: running jobs pause, controller restarts" in out
+    assert "HeadNodeInstance" in out
+    assert "DATA AT RISK" not in out
+    config.write_text(yaml.safe_dump(_edited(VARIANTS["pinned"])))
+    assert run_diff(config, baseline, []) == 0
+
+
+def test_run_diff_of_the_default_example_resized_to_one_node_exits_0(variants, tmp_path, capsys):
+    """The issue's measurement, through `gpucluster diff`: count 2 -> 1 replaces nothing."""
+    import json
+
+    baseline = tmp_path / "baseline"
+    baseline.mkdir()
+    for stack, template in variants["default"].items():
+        (baseline / f"{stack}.template.json").write_text(json.dumps(template))
+    config = tmp_path / "cluster.yaml"
+    config.write_text(yaml.safe_dump(_edited(_count(1))))
+    assert run_diff(config, baseline, []) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "head node will be replaced" not in out
+    assert "0 replaced" in out
+
+
+def test_head_user_data_passes_shellcheck(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    shellcheck = shutil.which("shellcheck") or str(Path(sys.executable).parent / "shellcheck")
+    if not Path(shellcheck).exists():
+        pytest.skip("shellcheck is not installed")
+    script = tmp_path / "head.sh"
+    script.write_text(render_user_data(ClusterConfig.model_validate(_edited(lambda d: None)), "head", None))
+    result = subprocess.run([shellcheck, "--severity=style", str(script)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
