@@ -96,8 +96,11 @@ SLURMCTLD_LOCK_BUSY_EXIT = 75
 SACKD_SINCE = (23, 11)
 
 BASE_PACKAGES = ("munge", "nfs-common")
-HEAD_PACKAGES = (*BASE_PACKAGES, "python3-boto3")
-BUILD_PACKAGES = ("build-essential",)
+# Pyxis is built on every role that runs srun/sbatch, the head included: the plugstack.conf
+# each of them reads marks spank_pyxis.so required, and a client that cannot load it refuses
+# to submit. libslurm-dev (spank.h) comes with the Slurm packages in roles.sh.
+BUILD_PACKAGES = ("build-essential", "curl")
+HEAD_PACKAGES = (*BASE_PACKAGES, "python3-boto3", *BUILD_PACKAGES)
 # `nc -z` tells when slurmctld listens, before slurmd or sackd is started.
 NODE_TOOLS = ("netcat-openbsd",)
 

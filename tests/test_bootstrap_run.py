@@ -309,7 +309,13 @@ def test_head_runs_configless_controller_and_is_idempotent(tmp_path: Path) -> No
     assert state.is_dir() and stat.S_IMODE(state.stat().st_mode) == 0o700
     assert f"chown slurm:slurm {state}" in run.calls
     assert run.index(f"mount {node.root}/home") < run.index("systemctl start slurmctld")
-    assert "python3-boto3" in next(call for call in run.calls if " install " in call)
+    install = next(call for call in run.calls if " install " in call)
+    assert "python3-boto3" in install
+    # srun/sbatch on the head load the plugstack.conf that requires Pyxis: it is built here too.
+    assert "libslurm-dev=" in install and "build-essential" in install
+    assert (node.root / "usr/local/lib/slurm/spank_pyxis.so").exists()
+    assert (node.root / "etc/slurm/plugstack.conf.d/pyxis.conf").read_text().startswith("required ")
+    assert run.index("make -C") < run.index("systemctl start slurmctld")
     assert not continued(run) and not abandoned(run)
     agents = head_agents(cfg)
     for timer in agents.timers:

@@ -20,6 +20,7 @@ from tests.integration.harness import (
     Network,
     SlurmCluster,
     Teardown,
+    for_installed_slurm,
     leftovers,
     missing_prerequisites,
     node_states,
@@ -69,7 +70,7 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
     reason = missing_prerequisites()
     if reason is not None:
         _unavailable(reason)
-    cfg = load_config(EXAMPLE)
+    cfg = for_installed_slurm(load_config(EXAMPLE))
     group = cfg.compute_groups[0]
     # Short path: slurmstepd's Unix sockets live under the spool directory.
     root = Path(tempfile.mkdtemp(prefix="gcs-", dir="/tmp"))

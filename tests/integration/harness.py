@@ -83,6 +83,22 @@ def missing_prerequisites() -> str | None:
     return None
 
 
+def installed_slurm_release() -> str:
+    """The release of this host's slurmctld ("slurm-wlm 22.05.8" -> "22.05.8")."""
+    output = run("slurmctld", "-V").stdout
+    match = re.search(r"(\d+\.\d+\.\d+)", output)
+    if match is None:
+        raise HarnessError(f"cannot read a release from `slurmctld -V`: {output.strip()!r}")
+    return match[1]
+
+
+def for_installed_slurm(cfg: ClusterConfig) -> ClusterConfig:
+    """`cfg` rendered for the Slurm this host runs, as a node renders for the image's Slurm
+    (software.slurm): TreeWidth depends on the release."""
+    software = cfg.software.model_copy(update={"slurm": installed_slurm_release()})
+    return cfg.model_copy(update={"software": software})
+
+
 @dataclass(frozen=True)
 class ProcessTracking:
     proctrack_type: str

@@ -3,6 +3,7 @@ a GPU cluster meets (controller restart, a node dying mid-job, a failing health 
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -235,3 +236,14 @@ def test_a_job_can_open_only_the_gpus_it_was_given(cluster: SlurmCluster):
     assert out.read_text().splitlines() == [
         "gpus=0,1", "tty0 open", "tty1 open", "tty2 refused", "tty7 refused"
     ]
+
+
+def test_tree_width_follows_the_installed_release(cluster: SlurmCluster):
+    """A flat tree (TreeWidth=65533) only where Slurm cannot fan out to dynamic nodes."""
+    config = cluster.slurm("scontrol", "show", "config").stdout
+    width = re.search(r"^TreeWidth\s*=\s*(\d+)", config, re.MULTILINE)
+    assert width is not None, config
+    if slurm_conf.needs_flat_tree(cluster.cfg):
+        assert width[1] == "65533"
+    else:
+        assert width[1] != "65533"

@@ -9,8 +9,9 @@ load_group() {
   fi
 }
 
+# libslurm-dev: Pyxis is built here too, as on login and compute (build_pyxis).
 install_head_packages() {
-  install_packages slurm-client slurmctld -- "${HEAD_PACKAGES[@]}"
+  install_packages slurm-client slurmctld libslurm-dev -- "${HEAD_PACKAGES[@]}"
 }
 
 install_login_packages() {
@@ -99,6 +100,7 @@ run_head() {
   step mount_home
   step mount_fsx
   step name_head_node
+  step build_pyxis
   step prepare_controller_state
   step install_controller_files
   step start_slurmctld
