@@ -14,7 +14,13 @@ import pytest
 
 from gpucluster.bootstrap import SLURMCTLD_LOCK_BUSY_EXIT, SLURMCTLD_RESTART_KEYS
 from gpucluster.slurm_conf import max_node_count
-from tests.integration.harness import SlurmCluster, wait_for
+from tests.integration.harness import (
+    SLURMCTLD_PORT,
+    HarnessError,
+    SlurmCluster,
+    _require_free_port,
+    wait_for,
+)
 from tests.shell_harness import Node
 from tests.test_bootstrap_run import example
 
@@ -33,6 +39,14 @@ def unit_command(tmp_path_factory) -> str:
         line for line in (node.root / DROPIN).read_text().splitlines() if line.startswith("ExecStart=/")
     )
     return line.removeprefix("ExecStart=")
+
+
+def _port_free() -> bool:
+    try:
+        _require_free_port(SLURMCTLD_PORT)
+    except HarnessError:
+        return False
+    return True
 
 
 def _controller(cluster: SlurmCluster, command: str, wait: int) -> subprocess.Popen:
@@ -62,6 +76,7 @@ def test_a_second_controller_waits_for_the_state_lock(cluster: SlurmCluster, uni
     cluster.stop_controller(hard=False)
     first = second = None
     try:
+        wait_for("slurmctld's port to be free", _port_free, timeout=30)
         first = _controller(cluster, unit_command, wait=5)
         wait_for("the locked slurmctld to answer", lambda: _answers(cluster), timeout=30)
         refused = _controller(cluster, unit_command, wait=2)
@@ -77,6 +92,7 @@ def test_a_second_controller_waits_for_the_state_lock(cluster: SlurmCluster, uni
         for process in (first, second):
             if process is not None:
                 _stop(process)
+        wait_for("slurmctld's port to be free", _port_free, timeout=30)
         cluster.start_controller()
     for name in cluster.nodes:
         cluster.wait_node_state(name, lambda s: "NOT_RESPONDING" not in s, "to answer", 60)
