@@ -545,6 +545,19 @@ class ClusterConfig(StrictModel):
             raise _fail("region", f"'{value}' is not an AWS region name; use one like us-east-2")
         return value
 
+    @field_validator("account", mode="before")
+    @classmethod
+    def _account_quoted(cls, value: object) -> object:
+        # Unquoted, YAML reads the id as a number (dropping leading zeros) and the str
+        # check would fail first with a generic message: say what to write instead.
+        if isinstance(value, int) and not isinstance(value, bool):
+            raise _fail(
+                "account",
+                f"{value} was read as a number; quote the 12-digit account id, "
+                f'e.g. account: "{value:012d}"',
+            )
+        return value
+
     @field_validator("account")
     @classmethod
     def _account(cls, value: str | None) -> str | None:
