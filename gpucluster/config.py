@@ -24,6 +24,7 @@ from pydantic_core import PydanticCustomError
 
 from gpucluster import fsx_rules
 from gpucluster.catalog import InstanceType, load_catalog
+from gpucluster.mount_points import mount_point_problem
 
 DLAMI_UBUNTU_2404 = (
     "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-24.04/latest/ami-id"
@@ -440,8 +441,9 @@ class FsxLustreConfig(StrictModel):
             problem = fsx_rules.efa_capacity_problem(size, self.throughput_per_tib)
             if problem:
                 raise _fail_at("storage_gib", problem)
-        if not re.match(r"^/[a-zA-Z0-9_/-]+$", self.mount_point) or self.mount_point in ("/", "/home"):
-            raise _fail_at("mount_point", "use an absolute path other than / and /home, e.g. /fsx")
+        problem = mount_point_problem(self.mount_point)
+        if problem:
+            raise _fail_at("mount_point", problem)
         return self
 
 

@@ -122,3 +122,30 @@ def test_odcr_refuses_a_new_placement_group():
 def test_placement_group_name_only_for_odcr():
     problems = problems_for(lambda d: d["compute_groups"][0].update(placement_group="somegroup"))
     assert len(problems) == 1 and "only ODCR groups take" in problems[0]
+
+
+@pytest.mark.parametrize("path", ["/fsx", "/mnt/fsx", "/opt/fsx", "/data/lustre", "/scratch"])
+def test_mount_point_accepted(path):
+    assert problems_for(fsx(mount_point=path)) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [
+        ("/etc", "inside /etc"),
+        ("/usr/local/fsx", "inside /usr"),
+        ("/var", "inside /var"),
+        ("/home/fsx", "inside /home"),
+        ("/tmp", "inside /tmp"),
+        ("/opt/dlami/nvme", "inside /opt/dlami"),
+        ("/opt", "would hide /opt/amazon"),
+        ("/", "not a usable mount point"),
+        ("/fsx/", "not a usable mount point"),
+        ("fsx", "not a usable mount point"),
+        ("/fsx//x", "not a usable mount point"),
+    ],
+)
+def test_mount_point_system_paths_refused(path, says):
+    problems = problems_for(fsx(mount_point=path))
+    assert len(problems) == 1 and problems[0].startswith("storage.fsx_lustre.mount_point: ")
+    assert says in problems[0]
