@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, datetime, time
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -17,12 +17,13 @@ from pydantic import (
     ConfigDict,
     Field,
     PositiveInt,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
-from gpucluster import fsx_rules
+from gpucluster import capacity_block_rules, fsx_rules
 from gpucluster.catalog import InstanceType, load_catalog
 from gpucluster.mount_points import mount_point_problem
 
@@ -241,7 +242,7 @@ class CapacityBlockCapacity(StrictModel):
         return value.astimezone(UTC)
 
     @model_validator(mode="after")
-    def _window(self) -> CapacityBlockCapacity:
+    def _window(self, info: ValidationInfo) -> CapacityBlockCapacity:
         if self.start >= self.end:
             raise _fail_at(
                 "start", f"start {self.start:%Y-%m-%dT%H:%MZ} must be before end {self.end:%Y-%m-%dT%H:%MZ}"
@@ -252,9 +253,15 @@ class CapacityBlockCapacity(StrictModel):
                 f"end {self.end:%Y-%m-%dT%H:%MZ} is not at 11:30 UTC; every Capacity Block ends "
                 "at 11:30 UTC: copy EndDate from `aws ec2 describe-capacity-reservations`",
             )
-        duration = self.end - self.start
-        if duration > timedelta(days=182):
-            raise _fail_at("end", "a Capacity Block lasts at most 182 days; check start and end")
+        problem = capacity_block_rules.duration_problem(self.start, self.end)
+        if problem:
+            raise _fail_at("end", problem)
+        # The clock comes from the caller (`parse_config(now=...)`) or GPUCLUSTER_NOW so
+        # tests and reproducible CI do not expire with the calendar.
+        now = capacity_block_rules.current_time((info.context or {}).get("now"))
+        problem = capacity_block_rules.expiry_problem(self.end, now)
+        if problem:
+            raise _fail_at("end", problem)
         return self
 
 

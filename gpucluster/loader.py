@@ -5,6 +5,7 @@ Users see one line per problem: the field path, what is wrong, how to fix it.
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import get_args
 
@@ -73,7 +74,8 @@ def problems_from(exc: ValidationError) -> list[str]:
     )
 
 
-def parse_config(text: str, source: str = "<config>") -> ClusterConfig:
+def parse_config(text: str, source: str = "<config>", now: datetime | None = None) -> ClusterConfig:
+    """`now` judges whether a Capacity Block is still usable (default: GPUCLUSTER_NOW or the clock)."""
     try:
         data = read_yaml(text)
     except YamlInputError as exc:
@@ -84,12 +86,12 @@ def parse_config(text: str, source: str = "<config>") -> ClusterConfig:
             ["(top level): must be a mapping of settings (name:, region:, ...); see examples/default.yaml"],
         )
     try:
-        return ClusterConfig.model_validate(data)
+        return ClusterConfig.model_validate(data, context={"now": now})
     except ValidationError as exc:
         raise ConfigError(source, problems_from(exc)) from None
 
 
-def load_config(path: str | Path) -> ClusterConfig:
+def load_config(path: str | Path, now: datetime | None = None) -> ClusterConfig:
     path = Path(path)
     try:
         with path.open("rb") as stream:
@@ -105,4 +107,4 @@ def load_config(path: str | Path) -> ClusterConfig:
         text = decode(raw)
     except YamlInputError as exc:
         raise ConfigError(str(path), exc.problems) from None
-    return parse_config(text, str(path))
+    return parse_config(text, str(path), now)
