@@ -23,7 +23,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from gpucluster import capacity_block_rules, fsx_rules
+from gpucluster import capacity_block_rules, fsx_rules, placement_rules
 from gpucluster.catalog import InstanceType, load_catalog
 from gpucluster.mount_points import mount_point_problem
 
@@ -35,8 +35,6 @@ CAPACITY_BLOCK_END_UTC = time(11, 30)
 SLURM_NAME = re.compile(r"^[a-z][a-z0-9]{0,19}$")
 INSTANCE_TYPE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")
 RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
-# EC2 placement group names: up to 255 ASCII characters; we allow the printable, space-free ones.
-PLACEMENT_GROUP_NAME = re.compile(r"^[A-Za-z0-9._:/+=@-]{1,255}$")
 RESERVED_GROUP_NAMES = frozenset({"all", "default"})
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 # Python's is_private also admits loopback and link-local, which a VPC cannot use.
@@ -286,15 +284,10 @@ class ComputeGroupConfig(StrictModel):
     @classmethod
     def _placement_choice(cls, value: object) -> object:
         # One clear message instead of one per member of the union.
-        if value == "auto" or isinstance(value, bool):
-            return value
-        if isinstance(value, str) and PLACEMENT_GROUP_NAME.match(value):
-            return value
-        raise _fail(
-            "placement_group",
-            f"{value!r} is not a choice; use auto, true, false, or (ODCR groups) the name of "
-            "the existing placement group the reservation was made in",
-        )
+        problem = placement_rules.choice_problem(value)
+        if problem:
+            raise _fail("placement_group", problem)
+        return value
 
     @field_validator("name")
     @classmethod
@@ -325,19 +318,9 @@ class ComputeGroupConfig(StrictModel):
         info = catalog.get(self.instance_type)
         if self.efa and not info.efa_supported:
             raise _fail_at("efa", f"{self.instance_type} has no EFA; set efa: false or pick an EFA type")
-        if isinstance(self.capacity, OdcrCapacity) and self.placement_group is True:
-            raise _fail_at(
-                "placement_group",
-                "an ODCR group never gets a new placement group: a reservation serves only "
-                "launches into the placement group it was made in; give that group's name, "
-                "or auto/false when the reservation has none",
-            )
-        if self.existing_placement_group is not None and not isinstance(self.capacity, OdcrCapacity):
-            raise _fail_at(
-                "placement_group",
-                f"'{self.placement_group}' names an existing placement group, which only ODCR "
-                "groups take; use auto, true or false",
-            )
+        problem = placement_rules.group_problem(self.capacity.type, self.placement_group)
+        if problem:
+            raise _fail_at("placement_group", problem)
         if isinstance(self.capacity, CapacityBlockCapacity):
             if not info.capacity_block_supported:
                 raise _fail_at(
@@ -369,9 +352,9 @@ class ComputeGroupConfig(StrictModel):
 
     @property
     def creates_placement_group(self) -> bool:
-        # An ODCR made in a cluster placement group serves only launches into that
-        # group, and one made outside any group serves none launched into a group:
-        # a new group would leave the reservation unused, so ODCR never gets one.
+        # An ODCR made in a cluster placement group serves launches into that group
+        # only, and one made outside any group is not co-located: ODCR never gets a
+        # new group (see placement_rules).
         if isinstance(self.capacity, OdcrCapacity):
             return False
         if self.placement_group == "auto":
