@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, datetime, time
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -23,8 +23,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from gpucluster import fsx_rules
+from gpucluster import capacity_block_rules, fsx_rules, placement_rules
 from gpucluster.catalog import InstanceType, load_catalog
+from gpucluster.mount_points import mount_point_problem
 from gpucluster.slurm_time import MINUTES_PER_DAY, SlurmTimeError, format_minutes, parse_minutes
 
 DLAMI_UBUNTU_2404 = (
@@ -35,8 +36,6 @@ CAPACITY_BLOCK_END_UTC = time(11, 30)
 SLURM_NAME = re.compile(r"^[a-z][a-z0-9]{0,19}$")
 INSTANCE_TYPE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")
 RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
-# EC2 placement group names: up to 255 ASCII characters; we allow the printable, space-free ones.
-PLACEMENT_GROUP_NAME = re.compile(r"^[A-Za-z0-9._:/+=@-]{1,255}$")
 RESERVED_GROUP_NAMES = frozenset({"all", "default"})
 # A job submitted without --time gets DefaultTime. Never INFINITE: a Capacity Block's
 # end-of-block MAINT reservation exists for the whole block, and a job whose limit reaches
@@ -247,7 +246,7 @@ class CapacityBlockCapacity(StrictModel):
         return value.astimezone(UTC)
 
     @model_validator(mode="after")
-    def _window(self) -> CapacityBlockCapacity:
+    def _window(self, info: ValidationInfo) -> CapacityBlockCapacity:
         if self.start >= self.end:
             raise _fail_at(
                 "start", f"start {self.start:%Y-%m-%dT%H:%MZ} must be before end {self.end:%Y-%m-%dT%H:%MZ}"
@@ -258,9 +257,15 @@ class CapacityBlockCapacity(StrictModel):
                 f"end {self.end:%Y-%m-%dT%H:%MZ} is not at 11:30 UTC; every Capacity Block ends "
                 "at 11:30 UTC: copy EndDate from `aws ec2 describe-capacity-reservations`",
             )
-        duration = self.end - self.start
-        if duration > timedelta(days=182):
-            raise _fail_at("end", "a Capacity Block lasts at most 182 days; check start and end")
+        problem = capacity_block_rules.duration_problem(self.start, self.end)
+        if problem:
+            raise _fail_at("end", problem)
+        # The clock comes from the caller (`parse_config(now=...)`) or GPUCLUSTER_NOW so
+        # tests and reproducible CI do not expire with the calendar.
+        now = capacity_block_rules.current_time((info.context or {}).get("now"))
+        problem = capacity_block_rules.expiry_problem(self.end, now)
+        if problem:
+            raise _fail_at("end", problem)
         return self
 
 
@@ -305,15 +310,10 @@ class ComputeGroupConfig(StrictModel):
     @classmethod
     def _placement_choice(cls, value: object) -> object:
         # One clear message instead of one per member of the union.
-        if value == "auto" or isinstance(value, bool):
-            return value
-        if isinstance(value, str) and PLACEMENT_GROUP_NAME.match(value):
-            return value
-        raise _fail(
-            "placement_group",
-            f"{value!r} is not a choice; use auto, true, false, or (ODCR groups) the name of "
-            "the existing placement group the reservation was made in",
-        )
+        problem = placement_rules.choice_problem(value)
+        if problem:
+            raise _fail("placement_group", problem)
+        return value
 
     @field_validator("name")
     @classmethod
@@ -344,19 +344,9 @@ class ComputeGroupConfig(StrictModel):
         info = catalog.get(self.instance_type)
         if self.efa and not info.efa_supported:
             raise _fail_at("efa", f"{self.instance_type} has no EFA; set efa: false or pick an EFA type")
-        if isinstance(self.capacity, OdcrCapacity) and self.placement_group is True:
-            raise _fail_at(
-                "placement_group",
-                "an ODCR group never gets a new placement group: a reservation serves only "
-                "launches into the placement group it was made in; give that group's name, "
-                "or auto/false when the reservation has none",
-            )
-        if self.existing_placement_group is not None and not isinstance(self.capacity, OdcrCapacity):
-            raise _fail_at(
-                "placement_group",
-                f"'{self.placement_group}' names an existing placement group, which only ODCR "
-                "groups take; use auto, true or false",
-            )
+        problem = placement_rules.group_problem(self.capacity.type, self.placement_group)
+        if problem:
+            raise _fail_at("placement_group", problem)
         if isinstance(self.capacity, CapacityBlockCapacity):
             if not info.capacity_block_supported:
                 raise _fail_at(
@@ -420,9 +410,9 @@ class ComputeGroupConfig(StrictModel):
 
     @property
     def creates_placement_group(self) -> bool:
-        # An ODCR made in a cluster placement group serves only launches into that
-        # group, and one made outside any group serves none launched into a group:
-        # a new group would leave the reservation unused, so ODCR never gets one.
+        # An ODCR made in a cluster placement group serves launches into that group
+        # only, and one made outside any group is not co-located: ODCR never gets a
+        # new group (see placement_rules).
         if isinstance(self.capacity, OdcrCapacity):
             return False
         if self.placement_group == "auto":
@@ -499,8 +489,9 @@ class FsxLustreConfig(StrictModel):
             problem = fsx_rules.efa_capacity_problem(size, self.throughput_per_tib)
             if problem:
                 raise _fail_at("storage_gib", problem)
-        if not re.match(r"^/[a-zA-Z0-9_/-]+$", self.mount_point) or self.mount_point in ("/", "/home"):
-            raise _fail_at("mount_point", "use an absolute path other than / and /home, e.g. /fsx")
+        problem = mount_point_problem(self.mount_point)
+        if problem:
+            raise _fail_at("mount_point", problem)
         return self
 
 
@@ -602,6 +593,19 @@ class ClusterConfig(StrictModel):
     def _region(cls, value: str) -> str:
         if not re.match(r"^[a-z]{2}(-gov)?-[a-z]+-\d$", value):
             raise _fail("region", f"'{value}' is not an AWS region name; use one like us-east-2")
+        return value
+
+    @field_validator("account", mode="before")
+    @classmethod
+    def _account_quoted(cls, value: object) -> object:
+        # Unquoted, YAML reads the id as a number (dropping leading zeros) and the str
+        # check would fail first with a generic message: say what to write instead.
+        if isinstance(value, int) and not isinstance(value, bool):
+            raise _fail(
+                "account",
+                f"{value} was read as a number; quote the 12-digit account id, "
+                f'e.g. account: "{value:012d}"',
+            )
         return value
 
     @field_validator("account")

@@ -5,13 +5,14 @@ Users see one line per problem: the field path, what is wrong, how to fix it.
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import get_args
 
-import yaml
 from pydantic import ValidationError
 
 from gpucluster.config import CapacityBlockCapacity, ClusterConfig, OdcrCapacity, OnDemandCapacity
+from gpucluster.yaml_input import MAX_BYTES, YamlInputError, bounded, decode, printable, read_yaml
 
 # Pydantic puts the discriminator tag of `capacity` into error locations.
 CAPACITY_TYPES = tuple(
@@ -61,45 +62,49 @@ def _describe(error: dict) -> str:
     return message.replace("Input should be", "must be")
 
 
-def _printable(text: str) -> str:
-    """Keys and values come from the user's file: keep each problem on one line."""
-    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+_printable = printable
 
 
 def problems_from(exc: ValidationError) -> list[str]:
-    return [
-        f"{_field_path(err['loc'], (err.get('ctx') or {}).get('at'))}: {_printable(_describe(err))}"
-        for err in exc.errors()
-    ]
+    return bounded(
+        [
+            f"{_field_path(err['loc'], (err.get('ctx') or {}).get('at'))}: {_printable(_describe(err))}"
+            for err in exc.errors()
+        ]
+    )
 
 
-def parse_config(text: str, source: str = "<config>") -> ClusterConfig:
+def parse_config(text: str, source: str = "<config>", now: datetime | None = None) -> ClusterConfig:
+    """`now` judges whether a Capacity Block is still usable (default: GPUCLUSTER_NOW or the clock)."""
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
-        reason = _printable(getattr(exc, "problem", None) or str(exc).splitlines()[0])
-        raise ConfigError(source, [f"(yaml) {where}: {reason}; fix the YAML syntax"]) from None
+        data = read_yaml(text)
+    except YamlInputError as exc:
+        raise ConfigError(source, exc.problems) from None
     if not isinstance(data, dict):
         raise ConfigError(
             source,
             ["(top level): must be a mapping of settings (name:, region:, ...); see examples/default.yaml"],
         )
     try:
-        return ClusterConfig.model_validate(data)
+        return ClusterConfig.model_validate(data, context={"now": now})
     except ValidationError as exc:
         raise ConfigError(source, problems_from(exc)) from None
 
 
-def load_config(path: str | Path) -> ClusterConfig:
+def load_config(path: str | Path, now: datetime | None = None) -> ClusterConfig:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as stream:
+            # Read one byte past the limit: enough to refuse a huge file without loading it.
+            raw = stream.read(MAX_BYTES + 1)
     except FileNotFoundError:
         raise ConfigError(str(path), ["(file): does not exist; check the path"]) from None
     except IsADirectoryError:
         raise ConfigError(str(path), ["(file): is a directory; pass the YAML file itself"]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(str(path), [f"(file): cannot be read ({exc}); pass a UTF-8 YAML file"]) from None
-    return parse_config(text, str(path))
+    except OSError as exc:
+        raise ConfigError(str(path), [f"(file): cannot be read ({exc.strerror}); check the path"]) from None
+    try:
+        text = decode(raw)
+    except YamlInputError as exc:
+        raise ConfigError(str(path), exc.problems) from None
+    return parse_config(text, str(path), now)

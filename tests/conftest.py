@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
+
+# Capacity Blocks in the examples must not expire with the calendar: every test (and
+# every subprocess it starts) judges them at this fixed time. Tests of expiry pass `now=`.
+os.environ["GPUCLUSTER_NOW"] = "2026-12-01T00:00:00Z"
 
 from gpucluster.cdk_runtime import use_wheel_node
 

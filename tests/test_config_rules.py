@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from datetime import UTC, datetime
 
 import pytest
 import yaml
@@ -122,3 +123,100 @@ def test_odcr_refuses_a_new_placement_group():
 def test_placement_group_name_only_for_odcr():
     problems = problems_for(lambda d: d["compute_groups"][0].update(placement_group="somegroup"))
     assert len(problems) == 1 and "only ODCR groups take" in problems[0]
+
+
+@pytest.mark.parametrize("path", ["/fsx", "/mnt/fsx", "/opt/fsx", "/data/lustre", "/scratch"])
+def test_mount_point_accepted(path):
+    assert problems_for(fsx(mount_point=path)) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [
+        ("/etc", "inside /etc"),
+        ("/usr/local/fsx", "inside /usr"),
+        ("/var", "inside /var"),
+        ("/home/fsx", "inside /home"),
+        ("/tmp", "inside /tmp"),
+        ("/opt/dlami/nvme", "inside /opt/dlami"),
+        ("/opt", "would hide /opt/amazon"),
+        ("/", "not a usable mount point"),
+        ("/fsx/", "not a usable mount point"),
+        ("fsx", "not a usable mount point"),
+        ("/fsx//x", "not a usable mount point"),
+    ],
+)
+def test_mount_point_system_paths_refused(path, says):
+    problems = problems_for(fsx(mount_point=path))
+    assert len(problems) == 1 and problems[0].startswith("storage.fsx_lustre.mount_point: ")
+    assert says in problems[0]
+
+
+def block(start: str, end: str):
+    def change(d):
+        d["compute_groups"][0]["capacity"].update(start=start, end=end)
+
+    return change
+
+
+def block_problems(start: str, end: str, now: str = "2026-12-01T00:00:00Z") -> list[str]:
+    data = copy.deepcopy(DEFAULT)
+    block(start, end)(data)
+    try:
+        parse_config(yaml.safe_dump(data), "c.yaml", now=datetime.fromisoformat(now))
+    except ConfigError as exc:
+        return exc.problems
+    return []
+
+
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [
+        ("2026-12-07T11:30:00Z", "2026-12-08T11:30:00Z"),  # 1 day
+        ("2026-12-07T11:30:00Z", "2026-12-21T11:30:00Z"),  # 14 days
+        ("2026-12-07T11:30:00Z", "2026-12-28T11:30:00Z"),  # 21 days
+        ("2026-12-07T11:30:00Z", "2027-06-07T11:30:00Z"),  # 182 days
+        ("2026-12-07T14:00:00Z", "2026-12-14T11:30:00Z"),  # 7 days, offering starts late
+    ],
+)
+def test_capacity_block_lengths_ec2_sells(start, end):
+    assert block_problems(start, end) == []
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "says"),
+    [
+        ("2026-12-07T10:30:00Z", "2026-12-07T11:30:00Z", "lasts 1 hours"),
+        ("2026-12-07T11:30:00Z", "2026-12-24T11:30:00Z", "lasts 408 hours (17.0 days)"),
+        ("2026-12-07T11:30:00Z", "2027-06-14T11:30:00Z", "(189.0 days)"),
+    ],
+)
+def test_capacity_block_lengths_refused(start, end, says):
+    problems = block_problems(start, end)
+    assert len(problems) == 1 and problems[0].startswith("compute_groups.0.capacity.end: ")
+    assert says in problems[0] and "1-14 days, or 21-182 days in 7-day steps" in problems[0]
+
+
+def test_expired_capacity_block_refused():
+    problems = block_problems("2026-11-20T11:30:00Z", "2026-11-27T11:30:00Z")
+    assert problems == [
+        "compute_groups.0.capacity.end: the block ended 3 days ago (end 2026-11-27T11:30Z); EC2 "
+        "terminates its instances from 30 minutes before the end, so no node could run. Use a "
+        "current block's reservation_id, start and end, or extend this one (PurchaseCapacityBlockExtension)"
+    ]
+
+
+def test_block_ending_within_30_minutes_refused_after_that_accepted():
+    start, end = "2026-11-24T11:30:00Z", "2026-12-01T11:30:00Z"
+    assert "ends in 20 minutes" in block_problems(start, end, now="2026-12-01T11:10:00Z")[0]
+    assert block_problems(start, end, now="2026-12-01T10:59:00Z") == []
+
+
+def test_clock_comes_from_gpucluster_now(monkeypatch):
+    from gpucluster.capacity_block_rules import current_time
+
+    monkeypatch.setenv("GPUCLUSTER_NOW", "2027-01-02T03:04:05Z")
+    assert current_time() == datetime(2027, 1, 2, 3, 4, 5, tzinfo=UTC)
+    data = copy.deepcopy(DEFAULT)
+    with pytest.raises(ConfigError, match="ended"):
+        parse_config(yaml.safe_dump(data), "c.yaml")
