@@ -1,7 +1,8 @@
 """IAM roles of the head, login and compute nodes: least privilege per role.
 
 Every role can read the munge key, the cluster's SSM parameters and the
-bootstrap bundle, and use Session Manager. Only the head node may resize the
+bootstrap bundle, write its logs into the cluster's log group only, and use
+Session Manager. Only the head node may resize the
 cluster's Auto Scaling groups (the capacity-block controller); only compute
 nodes complete their own launch lifecycle action and tag themselves.
 """
@@ -26,6 +27,8 @@ class NodeRolesProps:
     cfg: ClusterConfig
     bundle_bucket_arn: str
     bundle_object_key: str
+    # The node log group's ARN (GetAtt Arn, which ends in ":*" and so covers its streams).
+    log_group_arn: str
 
 
 class NodeRoles(Construct):
@@ -60,6 +63,11 @@ class NodeRoles(Construct):
                 sid="ReadBootstrapBundle",
                 actions=["s3:GetObject"],
                 resources=[f"{props.bundle_bucket_arn}/{props.bundle_object_key}"],
+            ),
+            iam.PolicyStatement(
+                sid="ShipNodeLogs",
+                actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+                resources=[props.log_group_arn],
             ),
             iam.PolicyStatement(
                 sid="ReportBootstrapFailure",

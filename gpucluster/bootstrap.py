@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpucluster import names, slurm_conf
+from gpucluster import names, node_logs, slurm_conf
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
 from gpucluster.rendering import TEMPLATE_ROOT, render
@@ -251,6 +251,9 @@ def _cluster_conf(
         site=site,
         use_sackd=uses_sackd(cfg),
         param_munge_secret_arn=names.storage_parameter(cfg, "munge_secret_arn"),
+        param_log_agent_config=names.log_agent_config_parameter(cfg),
+        cw_agent_ctl=node_logs.AGENT_CTL,
+        cw_agent=node_logs.CLOUDWATCH_AGENT,
         storage_path=f"{names.parameter_prefix(cfg)}/storage",
         param_efs_id=names.storage_parameter(cfg, "efs_id"),
         param_fsx_dns_name=names.storage_parameter(cfg, "fsx_dns_name"),

@@ -33,6 +33,9 @@ RETAINING_POLICIES = frozenset({"Retain", "RetainExceptOnCreate", "Snapshot"})
 # Deletion policies under which a resource that leaves its template stays in the account
 # whole; Snapshot deletes the resource (only a snapshot remains), so it stays "deleted".
 KEPT_ON_DELETE_POLICIES = frozenset({"Retain", "RetainExceptOnCreate"})
+# Retained and removed, these lose nothing the cluster reads back: logs are only written.
+# Other data-holding types (file systems, the munge secret) are detached from the cluster.
+ARCHIVE_TYPES = frozenset({"AWS::Logs::LogGroup"})
 CDK_METADATA_TYPE = "AWS::CDK::Metadata"
 ASSET_HASH = "<asset-hash>"
 # Resource attributes whose change CloudFormation applies; DependsOn only orders work.
@@ -97,9 +100,9 @@ class ResourceChange:
     @property
     def endangers_data(self) -> bool:
         """A data-holding resource would be (or may be) replaced, deleted or detached."""
-        risky = self.kind in (ChangeKind.REPLACED, ChangeKind.DELETED, ChangeKind.RETAINED) or bool(
-            self.may_replace
-        )
+        if self.kind == ChangeKind.RETAINED:
+            return self.stateful and self.resource_type not in ARCHIVE_TYPES
+        risky = self.kind in (ChangeKind.REPLACED, ChangeKind.DELETED) or bool(self.may_replace)
         return self.stateful and risky
 
     @property

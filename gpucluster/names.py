@@ -53,6 +53,11 @@ def munge_secret_name_pattern(cfg: ClusterConfig) -> str:
     return munge_secret_name_prefix(cfg) + "?" * MUNGE_SECRET_SUFFIX_LENGTH + "-??????"
 
 
+def log_agent_config_parameter(cfg: ClusterConfig) -> str:
+    """The CloudWatch agent's configuration, which every node fetches at boot."""
+    return f"{parameter_prefix(cfg)}/logs/agent-config"
+
+
 def compute_group_parameter(cfg: ClusterConfig, group: str) -> str:
     """JSON facts about one compute group (Auto Scaling group name, capacity) for the head node."""
     return f"{parameter_prefix(cfg)}/compute/{group}"

@@ -7,7 +7,6 @@ exports, so replacing or deleting this stack never pins or touches the data.
 from __future__ import annotations
 
 import aws_cdk as cdk
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
@@ -18,6 +17,7 @@ from constructs_lib.head_node import HeadNode
 from constructs_lib.launch_settings import ServiceNodeProps
 from constructs_lib.login_nodes import LoginNodes
 from constructs_lib.node_image import node_image_id
+from constructs_lib.node_logs import NodeLogs, NodeLogsProps
 from constructs_lib.node_roles import NodeRoles, NodeRolesProps
 from gpucluster import names
 from gpucluster.config import ClusterConfig
@@ -40,6 +40,7 @@ class ClusterStack(cdk.Stack):
         super().__init__(scope, id, **kwargs)
         image_id = node_image_id(self, cfg.image)
         bundle = BootstrapBundle(self, "Bootstrap", BootstrapBundleProps(cfg=cfg))
+        node_logs = NodeLogs(self, "NodeLogs", NodeLogsProps(cfg=cfg))
         roles = NodeRoles(
             self,
             "Roles",
@@ -47,14 +48,8 @@ class ClusterStack(cdk.Stack):
                 cfg=cfg,
                 bundle_bucket_arn=bundle.asset.bucket.bucket_arn,
                 bundle_object_key=bundle.asset.s3_object_key,
+                log_group_arn=node_logs.log_group.log_group_arn,
             ),
-        )
-        logs.LogGroup(
-            self,
-            "NodeLogs",
-            log_group_name=f"/gpucluster/{cfg.name}/nodes",
-            retention=logs.RetentionDays.THREE_MONTHS,
-            removal_policy=cdk.RemovalPolicy.RETAIN,
         )
         # The head finds the bundle through this parameter, not its user data: a new bundle
         # updates the parameter in place and the head's update timer applies it.

@@ -18,6 +18,7 @@ import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpucluster import names, node_logs
 from gpucluster.bootstrap import bundle_files, enroot_downloads, pyxis_download
 from gpucluster.config import ClusterConfig, SoftwareConfig
 from gpucluster.slurm_conf import SlurmSite
@@ -93,8 +94,17 @@ if [[ ! -f "$GPUCLUSTER_ROOT/etc/slurm/slurm.conf" && ! -f "$SIM_STATE/active/sl
 fi
 """
 
+# The agent's control script at its real path, forwarding to the call-logging stub.
+CLOUDWATCH_AGENT_SHIM = "#!/bin/bash\nexec amazon-cloudwatch-agent-ctl \"$@\"\n"
+
 STUBS: dict[str, str] = {
     "apt-get": r"""
+install_cloudwatch_agent_shim() {
+  local ctl="$GPUCLUSTER_ROOT/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl"
+  mkdir -p "$(dirname "$ctl")"
+  printf '#!/bin/bash\nexec amazon-cloudwatch-agent-ctl "$@"\n' >"$ctl"
+  chmod 0755 "$ctl"
+}
 args=("$@"); install=no
 for ((i = 0; i < ${#args[@]}; i++)); do
   a="${args[i]}"
@@ -113,12 +123,21 @@ for ((i = 0; i < ${#args[@]}; i++)); do
         name="$a"; version="1.0-1"
       fi
       echo "$version" >"$SIM_STATE/dpkg/$name"
+      if [[ "$name" == amazon-cloudwatch-agent ]]; then
+        install_cloudwatch_agent_shim
+      fi
       if [[ "$name" == libslurm-dev ]]; then
         mkdir -p "$GPUCLUSTER_ROOT/usr/include/slurm"; touch "$GPUCLUSTER_ROOT/usr/include/slurm/spank.h"
       fi
       ;;
   esac
 done
+""",
+    # Fails like the real agent when the configuration parameter cannot be read.
+    "amazon-cloudwatch-agent-ctl": r"""
+[[ " $* " == *" -a fetch-config "* && " $* " == *" -c ssm:$SIM_LOG_AGENT_CONFIG "* ]] ||
+  { echo "E! fetch-config failed: $*" >&2; exit 1; }
+touch "$SIM_STATE/active/amazon-cloudwatch-agent"
 """,
     "apt-mark": r"""
 case "$1" in
@@ -351,6 +370,8 @@ class Node:
     # Packages the image carries besides IMAGE_PACKAGES, name -> version.
     image_extra: dict[str, str] = field(default_factory=dict)
     corrupt_downloads: tuple[str, ...] = ()
+    # The DLAMI ships the CloudWatch agent; False simulates an image without it.
+    cloudwatch_agent: bool = True
     env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -375,6 +396,11 @@ class Node:
         self._write_fixtures()
         self._write_parameters()
         self._write_efa_devices()
+        if self.cloudwatch_agent:
+            ctl = self.root / node_logs.AGENT_CTL.lstrip("/")
+            ctl.parent.mkdir(parents=True)
+            ctl.write_text(CLOUDWATCH_AGENT_SHIM)
+            ctl.chmod(0o755)
         if self.nvme_mounted:
             nvme = self.root / "opt/dlami/nvme"
             nvme.mkdir(parents=True)
@@ -406,6 +432,7 @@ class Node:
             downloads.deb: fixture_bytes(downloads.deb),
             downloads.caps_deb: fixture_bytes(downloads.caps_deb),
             Path(pyxis.url).name: pyxis_fixture(self.cfg.software.pyxis_version),
+            Path(node_logs.CLOUDWATCH_AGENT.url).name: fixture_bytes("amazon-cloudwatch-agent.deb"),
         }
         for name, data in files.items():
             if name in self.corrupt_downloads:
@@ -446,6 +473,7 @@ class Node:
             "SIM_FIXTURES": str(self.fixtures),
             "SIM_SECRET_FILE": str(self.secret_file),
             "SIM_SECRET_ARN": MUNGE_SECRET_ARN.format(region=self.cfg.region, name=self.cfg.name),
+            "SIM_LOG_AGENT_CONFIG": names.log_agent_config_parameter(self.cfg),
             "SIM_KERNEL": self.kernel,
             "SIM_GPUS": str(self.gpus),
             "SIM_EFA": str(self.efa),

@@ -382,15 +382,29 @@ def test_a_retained_resource_leaving_the_template_is_kept_not_at_risk():
     report = diff_templates(edited(with_log_group), stacks(), region=REGION)
     change = report.change(CLUSTER, log_group)
     assert change.kind == ChangeKind.RETAINED
-    # Kept, but detached from the cluster: it is named, and it takes an explicit allowance.
-    assert change.blocks
+    # Logs are only ever written: keeping the group loses nothing the cluster reads back.
+    assert not change.blocks
+    assert report.exit_code == 0
     console = Console(width=250, record=True)
     print_report(report, console)
     text = console.export_text()
     assert "removed from stack, retained in the account" in text
     assert "DATA AT RISK" not in text
+    assert "kept; delete by hand when unused" in text
+
+
+def test_a_retained_file_system_leaving_the_template_is_detached_and_needs_allowing():
+    without_fsx = edited(lambda t: t[STORAGE]["Resources"].pop(FSX))
+    report = diff_templates(stacks(), without_fsx, region=REGION)
+    change = report.change(STORAGE, FSX)
+    assert change.kind == ChangeKind.RETAINED
+    assert change.blocks, "the data survives, but the cluster would no longer mount it"
+    console = Console(width=250, record=True)
+    print_report(report, console)
+    text = console.export_text()
+    assert "DATA AT RISK" not in text
     assert "kept; delete by hand when unused, detached" in text
-    allowed = diff_templates(edited(with_log_group), stacks(), {log_group}, region=REGION)
+    allowed = diff_templates(stacks(), without_fsx, {FSX}, region=REGION)
     assert allowed.exit_code == 0
     assert allowed.unused_allowances == ()
 

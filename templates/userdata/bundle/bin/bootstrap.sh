@@ -20,6 +20,8 @@ source "${BUNDLE_DIR}/lib/failure.sh"
 source "${BUNDLE_DIR}/lib/system.sh"
 # shellcheck source=../lib/packages.sh
 source "${BUNDLE_DIR}/lib/packages.sh"
+# shellcheck source=../lib/logs.sh
+source "${BUNDLE_DIR}/lib/logs.sh"
 # shellcheck source=../lib/munge.sh
 source "${BUNDLE_DIR}/lib/munge.sh"
 # shellcheck source=../lib/storage.sh

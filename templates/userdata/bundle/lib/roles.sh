@@ -92,6 +92,7 @@ install_agents() {
 run_head() {
   ROLE_TREE="files/head"
   step wait_for_apt_locks
+  step start_log_shipping
   step pin_kernel
   step verify_kernel
   step install_head_packages
@@ -111,6 +112,7 @@ run_head() {
 run_login() {
   ROLE_TREE="files/login"
   step wait_for_apt_locks
+  step start_log_shipping
   step pin_kernel
   step verify_kernel
   step install_login_packages
@@ -131,6 +133,7 @@ run_login() {
 run_compute() {
   ROLE_TREE="files/compute-${GROUP}"
   step wait_for_apt_locks
+  step start_log_shipping
   step pin_kernel
   step verify_kernel
   step install_compute_packages
