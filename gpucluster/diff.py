@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from gpucluster.resource_schemas import DOCUMENTED_REPLACEMENTS, stateful_types, update_rules
+from gpucluster.tables import print_table, table
 
 Template = dict[str, Any]
 
@@ -493,14 +493,13 @@ def print_report(report: DiffReport, console: Console) -> None:
         if not stack.changes:
             console.print(f"[dim]{stack.name}: no changes[/]")
             continue
-        table = Table(title=stack.name, title_justify="left", show_lines=True)
-        for column in ("change", "logical id", "type", "why / what", "data"):
-            table.add_column(column, overflow="fold")
-        for change in stack.changes:
-            style = _KIND_STYLE[change.kind]
-            table.add_row(f"[{style}]{change.kind}[/]", change.logical_id, change.resource_type,
-                          _explain(change), _data_note(change))
-        console.print(table)
+        rows = [
+            (f"[{_KIND_STYLE[change.kind]}]{change.kind}[/]", change.logical_id, change.resource_type,
+             _explain(change), _data_note(change))
+            for change in stack.changes
+        ]
+        columns = ("change", "logical id", "type", "why / what", "data")
+        print_table(console, table(stack.name, columns, rows, show_lines=True))
     counts = {kind: sum(len(s.of_kind(kind)) for s in report.stacks) for kind in ChangeKind}
     console.print(", ".join(f"{counts[kind]} {kind}" for kind in ChangeKind))
     for name in report.unused_allowances:
@@ -512,8 +511,29 @@ def print_report(report: DiffReport, console: Console) -> None:
             f"[bold red]{change.stack}/{change.logical_id} ({change.resource_type}) holds data and "
             f"{verb}.[/] If that is intended, re-run with --allow-replace {change.logical_id}"
         )
-    if not report.blocking:
-        console.print("[green]safe: no resource that holds data is replaced or deleted[/]")
+    for line in verdict(report):
+        console.print(line, soft_wrap=True)  # one line per resource, greppable in CI logs
+
+
+def verdict(report: DiffReport) -> list[str]:
+    """The closing lines: "safe" only when nothing that holds data goes; an allowed loss is
+    named as what it is (the allowance lets CI pass, it does not keep the data)."""
+    if report.blocking:
+        return []
+    allowed = [c for c in report.changes if c.endangers_data and c.allowed]
+    if not allowed:
+        return ["[green]safe: no resource that holds data is replaced or deleted[/]"]
+    lines = [
+        f"[bold yellow]allowed by --allow-replace: {c.stack}/{c.logical_id} ({c.resource_type}) "
+        f"{'MAY BE REPLACED' if c.kind == ChangeKind.MODIFIED else 'WILL BE ' + str(c.kind).upper()}; "
+        "its data is lost unless you copied it[/]"
+        for c in allowed
+    ]
+    lines.append(
+        f"[yellow]not safe, but allowed: {len(allowed)} resource(s) holding data will be replaced or "
+        "deleted as you allowed; nothing else that holds data is[/]"
+    )
+    return lines
 
 
 def run_diff(config_path: str | Path, baseline_dir: str | Path, allow_replace: list[str] | set[str]) -> int:

@@ -188,3 +188,24 @@ def test_synth_summary_bytes_are_the_files_on_disk(tmp_path, monkeypatch):
     assert "p5.48xlarge" in result.output and "capacity-block" in result.output
     assert "…" not in result.output
     assert json.loads((out / "manifest.json").read_text())
+
+
+def test_diff_allow_replace_says_what_will_be_replaced_not_safe():
+    from gpucluster.diff import diff_templates, print_report
+    from tests.test_diff import FSX, REGION, STORAGE, edited, lustre, stacks
+
+    current = edited(lambda t: lustre(t).update(DeploymentType="PERSISTENT_1", PerUnitStorageThroughput=200))
+    console = Console(record=True, width=60, color_system=None)
+    report = diff_templates(stacks(), current, {FSX}, region=REGION)
+    print_report(report, console)
+    text = console.export_text()
+    assert report.exit_code == 0
+    assert "safe:" not in text
+    assert f"allowed by --allow-replace: {STORAGE}/{FSX} (AWS::FSx::FileSystem) WILL BE REPLACED" in text
+    assert "not safe, but allowed: 1 resource(s)" in text
+    # Narrow console: the logical id and type are still whole in the table.
+    assert re.search(rf"│ {FSX}\s+│ AWS::FSx::FileSystem\s+│", text), text
+
+    untouched = Console(record=True, width=200, color_system=None)
+    print_report(diff_templates(stacks(), stacks(), region=REGION), untouched)
+    assert "safe: no resource that holds data is replaced or deleted" in untouched.export_text()
