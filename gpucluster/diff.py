@@ -544,7 +544,8 @@ def run_diff(config_path: str | Path, baseline_dir: str | Path, allow_replace: l
     from gpucluster.loader import ConfigError, load_config
     from gpucluster.synth import synthesize
 
-    console = Console()
+    # soft_wrap: each finding stays on one line in a CI log (tables size themselves).
+    console = Console(soft_wrap=True)
     try:
         cfg = load_config(config_path)
         baseline = load_templates(baseline_dir)

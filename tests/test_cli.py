@@ -209,3 +209,16 @@ def test_diff_allow_replace_says_what_will_be_replaced_not_safe():
     untouched = Console(record=True, width=200, color_system=None)
     print_report(diff_templates(stacks(), stacks(), region=REGION), untouched)
     assert "safe: no resource that holds data is replaced or deleted" in untouched.export_text()
+
+
+def test_diff_lines_stay_whole_in_a_narrow_ci_log(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "60")
+    baseline = tmp_path / "baseline"
+    assert run("synth", str(DEFAULT), "-o", str(baseline)).exit_code == 0
+    result = run("diff", str(DEFAULT), "--baseline", str(baseline), "--allow-replace", "LustreFileSytem")
+    assert result.exit_code == 0, result.output
+    assert (
+        "--allow-replace LustreFileSytem: no stateful resource with that logical id is replaced "
+        "or deleted; check the spelling\n"
+    ) in result.output
+    assert "safe: no resource that holds data is replaced or deleted" in result.output
