@@ -251,7 +251,7 @@ def scan_path(root: str | Path) -> list[Finding]:
 
 def run_scan(paths: list[str | Path]) -> int:
     """`gpucluster scan`: 0 when clean, 1 with findings, 2 when a path does not exist."""
-    console = Console()
+    console = Console(soft_wrap=True)  # each message on one line in a CI log
     missing = [str(p) for p in paths if not Path(p).exists()]
     if missing:
         for path in missing:
