@@ -29,9 +29,14 @@ def _first_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def usage_line(exc: typer.TyperException) -> str:
+def usage_line(exc: typer.TyperException, args: Sequence[str] = (), verbs: Sequence[str] = ()) -> str:
     ctx = getattr(exc, "ctx", None)
     path = ctx.command_path if ctx is not None else PROG
+    if path == PROG:
+        # Some parse errors (`synth -o` without a value) carry no context or the root's:
+        # the verb is then the first argument that names one.
+        verb = next((arg for arg in args if arg in verbs), None)
+        path = f"{PROG} {verb}" if verb else PROG
     message = _first_line(exc.format_message()).rstrip(".")
     return f"usage error: {path}: {message}; see `{path} -h`"
 
@@ -69,7 +74,8 @@ class GpuclusterGroup(TyperGroup):
                 print(ctx.get_help() if ctx is not None else "", file=sys.stderr)
                 return EXIT_BAD_INPUT
             if _is_usage_error(exc):
-                print(usage_line(exc), file=sys.stderr)
+                argv = list(sys.argv[1:] if args is None else args)
+                print(usage_line(exc, argv, list(self.commands)), file=sys.stderr)
                 return EXIT_BAD_INPUT
             print(f"error: {_first_line(exc.format_message())}", file=sys.stderr)
             return int(getattr(exc, "exit_code", 1))

@@ -44,6 +44,7 @@ def test_dash_h_and_version():
         (["validate", "--nope", "x.yaml"], "validate"),
         (["diff", str(DEFAULT)], "diff"),
         (["no-such-verb"], None),
+        (["synth", str(DEFAULT), "-o"], "synth"),
     ],
 )
 def test_usage_error_is_one_line_exit_2_and_points_at_help(args, verb):
@@ -156,7 +157,7 @@ def test_an_unexpected_failure_is_one_line_exit_3_not_a_traceback(monkeypatch):
 
 def test_console_script_exit_codes_without_a_terminal(tmp_path):
     """The installed entry point, through a pipe as in CI."""
-    exe = [sys.executable, "-c", "from gpucluster.cli import main; main()"]
+    exe = [sys.executable, "-m", "gpucluster"]
     usage = subprocess.run([*exe, "render"], capture_output=True, text=True)
     assert usage.returncode == 2 and usage.stderr.startswith("usage error: gpucluster render:")
     bad = subprocess.run([*exe, "validate", str(tmp_path)], capture_output=True, text=True)
