@@ -1,68 +1,107 @@
-"""The `gpucluster` command: validate, synth, render, diff, schema.
+"""The `gpucluster` command: validate, synth, render, diff, scan, schema.
 
-Every user error (bad config, missing file, unsafe diff) ends with exit code 2
-or 1 and a message; no traceback reaches the user for input problems.
+Every verb fails the same way (gpucluster.command_line): bad input exits 2 with
+`error FILE: FIELD: what; fix`, a usage error exits 2 with one `usage error:` line,
+a failed check exits 1, and no traceback reaches the user.
 """
 
 from __future__ import annotations
 
 import json
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
+from gpucluster.bad_input import EXIT_BAD_INPUT, BadInput, output_dir
+from gpucluster.command_line import GpuclusterGroup, VerbCommand
 from gpucluster.config import ClusterConfig
-from gpucluster.loader import ConfigError, load_config
+from gpucluster.loader import load_config
+from gpucluster.tables import print_table, table
 
 app = typer.Typer(
+    cls=GpuclusterGroup,
     add_completion=False,
     no_args_is_help=True,
-    help="Turn one YAML file into a Slurm GPU training cluster on AWS (CDK).",
+    # Tracebacks with locals would print config values; command_line reports errors.
+    pretty_exceptions_enable=False,
+    # Plain click help: rich help shows Python type names (<bool>, <list[str]>) and boxes.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Turn one YAML file into a Slurm GPU training cluster on AWS (CDK).\n\n"
+    "Exit codes: 0 ok, 1 a check failed, 2 bad input or usage error, 3 a bug in gpucluster.",
 )
 out = Console()
 err = Console(stderr=True)
 
-ConfigArg = Annotated[Path, typer.Argument(help="Cluster config YAML (see examples/).")]
-EXIT_INVALID = 2
+ConfigArg = Annotated[
+    Path, typer.Argument(metavar="CONFIG", help="Cluster config YAML (see examples/).", show_default=False)
+]
+DEFAULT_RENDER_DIR = Path("rendered")
+DEFAULT_SYNTH_DIR = Path("cdk.out")
 
 
-def _load_or_exit(path: Path) -> ClusterConfig:
+def _version() -> str:
     try:
-        cfg = load_config(path)
-    except ConfigError as exc:
-        for problem in exc.problems:
-            err.print(f"[red]error[/red] {exc.source}: {problem}", highlight=False, soft_wrap=True)
-        raise typer.Exit(EXIT_INVALID) from None
+        return version("gpucluster")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"gpucluster {_version()}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the gpucluster version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Turn one YAML file into a Slurm GPU training cluster on AWS (CDK)."""
+
+
+def _load(path: Path) -> ClusterConfig:
+    cfg = load_config(path)
     for warning in cfg.warnings():
         err.print(f"[yellow]warning[/yellow] {path}: {warning}", highlight=False, soft_wrap=True)
     return cfg
 
 
-@app.command()
+@app.command(cls=VerbCommand)
 def validate(config: ConfigArg) -> None:
     """Check a config: exit 0, or exit 2 with one line per problem."""
-    cfg = _load_or_exit(config)
-    out.print(f"[green]ok[/green] {config}: cluster {cfg.name}, {len(cfg.compute_groups)} compute group(s)")
+    cfg = _load(config)
+    out.print(
+        f"[green]ok[/green] {config}: cluster {cfg.name}, {len(cfg.compute_groups)} compute group(s)",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
-@app.command()
+@app.command(cls=VerbCommand)
 def schema() -> None:
     """Print the JSON Schema of the config, for editors."""
     print(json.dumps(ClusterConfig.model_json_schema(), indent=2, sort_keys=True))
 
 
-@app.command()
+@app.command(cls=VerbCommand)
 def synth(
     config: ConfigArg,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Cloud assembly directory.")] = Path(
-        "cdk.out"
-    ),
+    output: Annotated[
+        Path, typer.Option("--output", "-o", metavar="DIR", help="Cloud assembly directory.")
+    ] = DEFAULT_SYNTH_DIR,
 ) -> None:
     """Synthesize the CloudFormation templates in-process, the same as `cdk synth`."""
-    cfg = _load_or_exit(config)
+    cfg = _load(config)
+    output_dir(output, "--output")
     from gpucluster.summary import cluster_summary
     from gpucluster.synth import synthesize
     from gpucluster.userdata import UserDataTooLarge
@@ -70,64 +109,114 @@ def synth(
     try:
         result = synthesize(cfg, output)
     except UserDataTooLarge as exc:
-        err.print(f"[red]error[/red] {config}: {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(EXIT_INVALID) from None
+        raise BadInput(
+            config, "(user-data)", str(exc).rstrip("."), "shorten what the config puts into user-data"
+        ) from None
     except RuntimeError as exc:
         err.print(f"[red]synth failed[/red]: {exc}", highlight=False, soft_wrap=True)
         report = Path(output) / "validation-report.json"
         if report.exists():
             err.print(f"see {report} for each finding", highlight=False)
         raise typer.Exit(1) from None
-    for table in cluster_summary(cfg, result):
-        out.print(table)
-    out.print(f"templates written to {result.outdir}")
+    for shown in cluster_summary(cfg, result):
+        print_table(out, shown)
+    out.print(f"templates written to {result.outdir}", highlight=False, soft_wrap=True)
 
 
-@app.command()
+@app.command(cls=VerbCommand)
 def render(
     config: ConfigArg,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Directory for rendered files.")],
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", metavar="DIR", help="Directory for rendered files."),
+    ] = DEFAULT_RENDER_DIR,
 ) -> None:
     """Write every rendered user-data, Slurm, Enroot and Pyxis file, per role and group."""
-    cfg = _load_or_exit(config)
+    cfg = _load(config)
+    output_dir(output, "--output")
     from gpucluster.render_cmd import render_to_dir
 
-    written = render_to_dir(cfg, output)
-    table = Table(title=f"rendered into {output}")
-    table.add_column("file")
-    table.add_column("bytes", justify="right")
-    for path in written:
-        table.add_row(str(path.relative_to(output)), str(path.stat().st_size))
-    out.print(table)
+    try:
+        written = render_to_dir(cfg, output)
+    except OSError as exc:
+        raise BadInput(
+            exc.filename or output,
+            "(--output)",
+            f"cannot be written ({exc.strerror})",
+            "pass a directory you can write to --output",
+        ) from None
+    rows = [(str(path.relative_to(output)), f"{path.stat().st_size:,}") for path in written]
+    print_table(out, table(f"rendered into {output}", ("file", "bytes"), rows))
 
 
-@app.command()
+def _check_baseline(baseline: Path) -> None:
+    """The baseline's problems, reported like any other bad input before synth starts."""
+    from gpucluster.diff import BaselineError, load_templates
+
+    try:
+        templates = load_templates(baseline)
+    except BaselineError as exc:
+        where, _, what = str(exc).partition(": ")
+        raise BadInput(where, "(--baseline)", *what.split("; ", 1)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(
+            getattr(exc, "filename", None) or baseline,
+            "(--baseline)",
+            f"cannot be read ({exc})",
+            "pass a directory of readable *.template.json files",
+        ) from None
+    for name, template in templates.items():
+        if not isinstance(template, dict) or not isinstance(template.get("Resources", {}), dict):
+            raise BadInput(
+                baseline / f"{name}.template.json",
+                "(--baseline)",
+                "is not a CloudFormation template (no Resources mapping)",
+                "regenerate the baseline with `gpucluster synth`",
+            )
+
+
+@app.command(cls=VerbCommand)
 def diff(
     config: ConfigArg,
     baseline: Annotated[
-        Path, typer.Option("--baseline", help="cdk.out or snapshot directory to compare with.")
+        Path,
+        typer.Option("--baseline", metavar="DIR", help="cdk.out or snapshot directory to compare with."),
     ],
     allow_replace: Annotated[
         list[str] | None,
-        typer.Option("--allow-replace", help="Logical ID of a stateful resource you accept losing."),
+        typer.Option(
+            "--allow-replace",
+            metavar="LOGICAL_ID",
+            help="Logical ID (or STACK/LOGICAL_ID) of a stateful resource you accept "
+            "losing; repeat for several.",
+        ),
     ] = None,
 ) -> None:
     """Offline template diff; exit 1 when a stateful resource would be replaced or deleted."""
-    _load_or_exit(config)
+    _load(config)
+    _check_baseline(baseline)
     from gpucluster.diff import run_diff
 
     raise typer.Exit(run_diff(config, baseline, set(allow_replace or ())))
 
 
-@app.command()
+@app.command(cls=VerbCommand)
 def scan(
-    paths: Annotated[list[Path], typer.Argument(help="cdk.out and rendered-file directories.")],
+    paths: Annotated[
+        list[Path], typer.Argument(metavar="PATH...", help="cdk.out and rendered-file directories.")
+    ],
 ) -> None:
     """Exit 1 when key material or passwords appear in synthesized or rendered output."""
     from gpucluster.secret_scan import run_scan
 
+    missing = [path for path in paths if not path.exists()]
+    if missing:
+        raise BadInput(missing[0], "(path)", "does not exist", "pass a cdk.out or rendered-files directory")
     raise typer.Exit(run_scan(paths))
 
 
 def main() -> None:
     app()
+
+
+__all__ = ["EXIT_BAD_INPUT", "app", "main"]

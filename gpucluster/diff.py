@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from gpucluster.names import HEAD_NODE_ID
 from gpucluster.resource_schemas import DOCUMENTED_REPLACEMENTS, stateful_types, update_rules
+from gpucluster.tables import print_table, table
 
 Template = dict[str, Any]
 
@@ -580,14 +580,13 @@ def print_report(report: DiffReport, console: Console) -> None:
         if not stack.changes:
             console.print(f"[dim]{stack.name}: no changes[/]")
             continue
-        table = Table(title=stack.name, title_justify="left", show_lines=True)
-        for column in ("change", "logical id", "type", "why / what", "data"):
-            table.add_column(column, overflow="fold")
-        for change in stack.changes:
-            style = _KIND_STYLE[change.kind]
-            table.add_row(f"[{style}]{change.kind}[/]", change.logical_id, change.resource_type,
-                          _explain(change), _data_note(change))
-        console.print(table)
+        rows = [
+            (f"[{_KIND_STYLE[change.kind]}]{change.kind}[/]", change.logical_id, change.resource_type,
+             _explain(change), _data_note(change))
+            for change in stack.changes
+        ]
+        columns = ("change", "logical id", "type", "why / what", "data")
+        print_table(console, table(stack.name, columns, rows, show_lines=True))
     counts = {kind: sum(len(s.of_kind(kind)) for s in report.stacks) for kind in ChangeKind}
     console.print(", ".join(f"{counts[kind]} {kind}" for kind in ChangeKind))
     for name in report.unused_allowances:
@@ -606,12 +605,37 @@ def print_report(report: DiffReport, console: Console) -> None:
             f"[bold red]{change.stack}/{change.logical_id} ({change.resource_type}) holds data and "
             f"{verb}.[/] If that is intended, re-run with --allow-replace {change.logical_id}"
         )
-    for change in report.changes:
-        if change.replaces_head and change.allowed:
-            console.print(f"[yellow]{change.stack}/{change.logical_id}: {HEAD_REPLACEMENT} "
-                          "(allowed)[/]")
-    if not report.blocking:
-        console.print("[green]safe: no resource that holds data is replaced or deleted[/]")
+    for line in verdict(report):
+        console.print(line, soft_wrap=True)  # one line per resource, greppable in CI logs
+
+
+def verdict(report: DiffReport) -> list[str]:
+    """The closing lines: "safe" only when nothing guarded goes; an allowed change is named
+    as what it is (the allowance lets CI pass, it does not keep the data or the controller)."""
+    if report.blocking:
+        return []
+    allowed = [c for c in report.changes if c.guarded and c.allowed]
+    if not allowed:
+        return ["[green]safe: no resource that holds data is replaced or deleted[/]"]
+    lines = [_allowed_line(c) for c in allowed]
+    losing = sum(1 for c in allowed if c.endangers_data and c.kind != ChangeKind.RETAINED)
+    if losing:
+        lines.append(
+            f"[yellow]not safe, but allowed: {losing} resource(s) holding data will be replaced or "
+            "deleted as you allowed; nothing else that holds data is[/]"
+        )
+    return lines
+
+
+def _allowed_line(change: ResourceChange) -> str:
+    where = f"{change.stack}/{change.logical_id} ({change.resource_type})"
+    if not change.endangers_data:
+        return f"[bold yellow]allowed by --allow-replace: {where}: {HEAD_REPLACEMENT}[/]"
+    if change.kind == ChangeKind.RETAINED:
+        return (f"[bold yellow]allowed by --allow-replace: {where} leaves the stack and stays in the "
+                "account; the cluster no longer uses its data[/]")
+    fate = "MAY BE REPLACED" if change.kind == ChangeKind.MODIFIED else f"WILL BE {str(change.kind).upper()}"
+    return f"[bold yellow]allowed by --allow-replace: {where} {fate}; its data is lost unless copied[/]"
 
 
 def run_diff(config_path: str | Path, baseline_dir: str | Path, allow_replace: list[str] | set[str]) -> int:
@@ -623,7 +647,8 @@ def run_diff(config_path: str | Path, baseline_dir: str | Path, allow_replace: l
     from gpucluster.loader import ConfigError, load_config
     from gpucluster.synth import synthesize
 
-    console = Console()
+    # soft_wrap: each finding stays on one line in a CI log (tables size themselves).
+    console = Console(soft_wrap=True)
     try:
         cfg = load_config(config_path)
         baseline = load_templates(baseline_dir)

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
+
+from gpucluster.tables import print_table, table
 
 
 class FindingKind(StrEnum):
@@ -250,7 +251,7 @@ def scan_path(root: str | Path) -> list[Finding]:
 
 def run_scan(paths: list[str | Path]) -> int:
     """`gpucluster scan`: 0 when clean, 1 with findings, 2 when a path does not exist."""
-    console = Console()
+    console = Console(soft_wrap=True)  # each message on one line in a CI log
     missing = [str(p) for p in paths if not Path(p).exists()]
     if missing:
         for path in missing:
@@ -261,12 +262,8 @@ def run_scan(paths: list[str | Path]) -> int:
     if not findings:
         console.print(f"[green]no key material or passwords in {', '.join(map(str, paths))}[/]")
         return 0
-    table = Table(title="secrets found", title_justify="left")
-    for column in ("file", "line", "kind", "detail"):
-        table.add_column(column, overflow="fold")
-    for finding in findings:
-        table.add_row(finding.file, str(finding.line), str(finding.kind), finding.detail)
-    console.print(table)
+    rows = [(f.file, str(f.line), str(f.kind), f.detail) for f in findings]
+    print_table(console, table("secrets found", ("file", "line", "kind", "detail"), rows))
     console.print("[bold red]Move these into Secrets Manager and fetch them at boot; "
                   "rotate any credential that was committed or deployed.[/]")
     return 1

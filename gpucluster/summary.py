@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-import json
-
 from rich.table import Table
 
 from gpucluster.config import ClusterConfig
 from gpucluster.efa import efa_count
 from gpucluster.synth import SynthResult
-from gpucluster.userdata import BundleRef, archive_sha256, bundle_archive, render_bundle, render_user_data
+from gpucluster.tables import table
+from gpucluster.userdata import (
+    USER_DATA_LIMIT,
+    BundleRef,
+    archive_sha256,
+    bundle_archive,
+    render_bundle,
+    render_user_data,
+)
 
 TEMPLATE_RESOURCE_LIMIT = 500
 TEMPLATE_BYTES_LIMIT = 1_000_000
@@ -30,35 +36,41 @@ def user_data_sizes(cfg: ClusterConfig) -> dict[str, int]:
 
 
 def cluster_summary(cfg: ClusterConfig, result: SynthResult) -> list[Table]:
-    stacks = Table(title=f"cluster {cfg.name}: stacks")
-    stacks.add_column("stack")
-    stacks.add_column("resources", justify="right")
-    stacks.add_column("template bytes", justify="right")
-    for name, template in result.templates.items():
-        resources = len(template.get("Resources", {}))
-        size = len(json.dumps(template))
-        stacks.add_row(
-            name,
-            f"{resources}/{TEMPLATE_RESOURCE_LIMIT}",
-            f"{size:,}",
-        )
-    groups = Table(title="compute groups")
-    for column in ("group", "instance type", "capacity", "nodes", "GPUs", "EFA/node", "placement group"):
-        groups.add_column(column)
+    # The size CloudFormation is handed is the file's, not a re-serialization of it.
+    stacks = table(
+        f"cluster {cfg.name}: stacks",
+        ("stack", "resources", "template bytes"),
+        [
+            (
+                name,
+                f"{len(template.get('Resources', {}))}/{TEMPLATE_RESOURCE_LIMIT}",
+                f"{result.template_path(name).stat().st_size:,}",
+            )
+            for name, template in result.templates.items()
+        ],
+    )
+    group_rows = []
     for group in cfg.compute_groups:
         info = group.instance
-        groups.add_row(
-            group.name,
-            group.instance_type,
-            group.capacity.type,
-            str(group.count),
-            f"{group.count * info.gpu_count} x {info.gpu_model}",
-            str(efa_count(info) if group.efa else 0),
-            group.existing_placement_group or ("new" if group.creates_placement_group else "no"),
+        group_rows.append(
+            (
+                group.name,
+                group.instance_type,
+                group.capacity.type,
+                str(group.count),
+                f"{group.count * info.gpu_count} x {info.gpu_model}",
+                str(efa_count(info) if group.efa else 0),
+                group.existing_placement_group or ("new" if group.creates_placement_group else "no"),
+            )
         )
-    userdata = Table(title="user-data (budget 8192 bytes per role)")
-    userdata.add_column("role")
-    userdata.add_column("bytes", justify="right")
-    for role, size in user_data_sizes(cfg).items():
-        userdata.add_row(role, f"{size:,}")
+    groups = table(
+        "compute groups",
+        ("group", "instance type", "capacity", "nodes", "GPUs", "EFA/node", "placement group"),
+        group_rows,
+    )
+    userdata = table(
+        f"user-data (budget {USER_DATA_LIMIT} bytes per role)",
+        ("role", "bytes"),
+        [(role, f"{size:,}") for role, size in user_data_sizes(cfg).items()],
+    )
     return [stacks, groups, userdata]

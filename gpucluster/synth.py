@@ -18,7 +18,6 @@ from gpucluster.loader import load_config
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CDK_JSON = REPO_ROOT / "cdk.json"
-DEFAULT_CONFIG = REPO_ROOT / "examples" / "default.yaml"
 
 
 @dataclass(frozen=True)
@@ -94,23 +93,24 @@ def app_from_context():
     use_wheel_node()
     import aws_cdk as cdk
 
+    from gpucluster.cdk_context import config_path
+
     # The CLI hands cdk.json's context and every -c value to the app through
     # the environment; a bare App reads them, and build_app's App does too.
-    config_path = cdk.App().node.try_get_context("config") or DEFAULT_CONFIG
-    return build_app(load_config(config_path))
+    context = cdk.App().node.get_all_context()
+    return build_app(load_config(config_path(context, cdk_context())))
 
 
 def cdk_app_main() -> None:
     """Run the app for the CDK CLI; input problems end with exit 2 and no traceback."""
+    from gpucluster.bad_input import BadInput, report
     from gpucluster.loader import ConfigError
     from gpucluster.userdata import UserDataTooLarge
 
     try:
         app_from_context().synth()
-    except ConfigError as exc:
-        for problem in exc.problems:
-            print(f"error {exc.source}: {problem}", file=sys.stderr)
-        raise SystemExit(2) from None
+    except (BadInput, ConfigError) as exc:
+        raise SystemExit(report(exc)) from None
     except UserDataTooLarge as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
