@@ -215,8 +215,8 @@ def test_block_ending_within_30_minutes_refused_after_that_accepted():
 def test_clock_comes_from_gpucluster_now(monkeypatch):
     from gpucluster.capacity_block_rules import current_time
 
-    monkeypatch.setenv("GPUCLUSTER_NOW", "2027-01-02T03:04:05Z")
-    assert current_time() == datetime(2027, 1, 2, 3, 4, 5, tzinfo=UTC)
+    monkeypatch.setenv("GPUCLUSTER_NOW", "2027-07-02T03:04:05Z")
+    assert current_time() == datetime(2027, 7, 2, 3, 4, 5, tzinfo=UTC)
     data = copy.deepcopy(DEFAULT)
     with pytest.raises(ConfigError, match="ended"):
         parse_config(yaml.safe_dump(data), "c.yaml")

@@ -60,15 +60,15 @@ INVALID = {
         "compute_groups.0.capacity.reservation_id",
     ),
     "block-start-after-end": (
-        lambda d: group(d)["capacity"].update(start="2026-12-20T11:30:00Z"),
+        lambda d: group(d)["capacity"].update(start="2027-06-20T11:30:00Z"),
         "compute_groups.0.capacity.start",
     ),
     "block-end-not-1130": (
-        lambda d: group(d)["capacity"].update(end="2026-12-14T12:00:00Z"),
+        lambda d: group(d)["capacity"].update(end="2027-06-14T12:00:00Z"),
         "compute_groups.0.capacity.end",
     ),
     "block-without-timezone": (
-        lambda d: group(d)["capacity"].update(start="2026-12-07 11:30:00"),
+        lambda d: group(d)["capacity"].update(start="2027-06-07 11:30:00"),
         "compute_groups.0.capacity.start",
     ),
     "block-count-over-64": (lambda d: group(d).update(count=65), "compute_groups.0.count"),
@@ -257,5 +257,5 @@ def test_time_limit_defaults():
         lambda d: group(d).update(capacity={"type": "on-demand"}, instance_type="g6e.48xlarge")
     )
     assert ClusterConfig.model_validate(on_demand).compute_groups[0].max_time_minutes == 7 * 1440
-    short = edited(lambda d: group(d)["capacity"].update(start="2026-12-12T11:30:00Z"))
+    short = edited(lambda d: group(d)["capacity"].update(start="2027-06-12T11:30:00Z"))
     assert ClusterConfig.model_validate(short).compute_groups[0].max_time_minutes == 2 * 1440
