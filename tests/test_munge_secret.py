@@ -8,7 +8,9 @@ import json
 import pytest
 
 from gpucluster import names
-from tests.conftest import EXAMPLE_NAMES, resources_of
+from gpucluster.loader import load_config
+from tests.conftest import EXAMPLE_NAMES, REPO, resources_of
+from tests.shell_harness import Node, with_fixture_checksums
 from tests.test_stacks import stack
 
 STACK_IDS = (
@@ -78,3 +80,17 @@ def test_node_roles_read_only_this_clusters_munge_secrets(synthesized, example_c
     assert f'gpucluster/{cfg.name}/munge-key-??????"' not in cluster, "the old fixed-name scope"
     storage = secret_of(stack(synthesized, example, "storage"))
     assert storage["Properties"]["Name"] != f"gpucluster/{cfg.name}/munge-key"
+
+
+def test_a_node_without_the_published_arn_stops_and_says_which_parameter(tmp_path) -> None:
+    cfg = with_fixture_checksums(load_config(REPO / "examples" / "default.yaml"))
+    node = Node(tmp_path, cfg)
+    facts = node.state / "ssm"
+    facts.write_text(
+        "".join(line for line in facts.read_text().splitlines(True) if "munge_secret_arn" not in line)
+    )
+    run = node.run("compute", "gpu")
+    assert run.returncode != 0
+    assert f"SSM parameter {names.storage_parameter(cfg, 'munge_secret_arn')} is missing" in run.output
+    assert not run.called("aws --region us-east-2 secretsmanager")
+    assert not [call for call in run.calls if "secretsmanager get-secret-value" in call]

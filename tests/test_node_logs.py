@@ -148,6 +148,7 @@ def test_a_tampered_agent_download_stops_the_node(tmp_path: Path, monkeypatch) -
     run = node.run("compute", "gpu")
     assert run.returncode != 0
     assert f"{AGENT_DEB} has sha256" in run.output
+    assert "the CloudWatch agent pin (gpucluster/node_logs.py)" in run.output
     assert not run.called("amazon-cloudwatch-agent-ctl")
     assert not [c for c in run.calls if c.startswith("apt-get") and AGENT_DEB in c]
 

@@ -5,8 +5,9 @@
 DOWNLOAD_DIR="${R}/opt/gpucluster/downloads"
 
 # Downloads url to DOWNLOAD_DIR/name unless a file with the right sha256 is there.
+# The optional fourth argument names where the pin lives, for the error message.
 fetch_verified() {
-  local url="$1" name="$2" sha256="$3" file="${DOWNLOAD_DIR}/$2"
+  local url="$1" name="$2" sha256="$3" pin="${4:-the version/sha256 pair in software}" file="${DOWNLOAD_DIR}/$2"
   mkdir -p "${DOWNLOAD_DIR}"
   if [[ -f "${file}" ]] && sha256sum --check --status <<<"${sha256}  ${file}"; then
     return 0
@@ -17,7 +18,7 @@ fetch_verified() {
     local got
     got="$(sha256sum "${file}.part" | awk '{print $1}')"
     rm -f "${file}.part"
-    die "${name} has sha256 ${got}, want ${sha256} (software config); the download is not the pinned release. Check the version/sha256 pair in software and redeploy"
+    die "${name} has sha256 ${got}, want ${sha256}; the download is not the pinned release. Check ${pin} and redeploy"
   fi
   mv "${file}.part" "${file}"
   log "downloaded ${name} (sha256 verified)"

@@ -8,7 +8,8 @@ install_cloudwatch_agent() {
     log "CloudWatch agent is on the image"
     return 0
   fi
-  fetch_verified "${CW_AGENT_URL}" "${CW_AGENT_DEB}" "${CW_AGENT_SHA256}"
+  fetch_verified "${CW_AGENT_URL}" "${CW_AGENT_DEB}" "${CW_AGENT_SHA256}" \
+    "the CloudWatch agent pin (gpucluster/node_logs.py), or use an image that ships the agent"
   apt_update_once
   retry 3 apt_get install -y -q --no-install-recommends "${DOWNLOAD_DIR}/${CW_AGENT_DEB}"
   [[ -x "${R}${CW_AGENT_CTL}" ]] ||
