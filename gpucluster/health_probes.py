@@ -20,6 +20,8 @@ MARGIN_SECONDS = 10
 # `timeout -k`: seconds between TERM and KILL. Since Linux 2.6.25 KILL also ends a task
 # blocked on a hard NFS mount (TASK_KILLABLE), so an EFS stat ends too.
 KILL_GRACE_SECONDS = 1
+# The systemd unit of NVIDIA Fabric Manager (package nvidia-fabricmanager-<driver branch>).
+FABRIC_MANAGER_UNIT = "nvidia-fabricmanager"
 
 
 @dataclass(frozen=True)

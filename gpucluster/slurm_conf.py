@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from gpucluster import names
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
-from gpucluster.health_probes import KILL_GRACE_SECONDS, ProbeTimeouts
+from gpucluster.health_probes import FABRIC_MANAGER_UNIT, KILL_GRACE_SECONDS, ProbeTimeouts
 from gpucluster.rendering import render
 
 # SPANNING_PARTITION and real_memory_mib stay importable from here, where callers name them.
@@ -294,6 +294,8 @@ def render_healthcheck(cfg: ClusterConfig, group: ComputeGroupConfig, site: Slur
         instance_type=instance.name,
         gpu_count=instance.gpu_count,
         efa_count=efa_count(instance) if group.efa else 0,
+        nvswitch=instance.nvswitch,
+        fabric_manager_unit=FABRIC_MANAGER_UNIT,
         mounts=mounts,
         timeouts=site.probe_timeouts,
         kill_grace=KILL_GRACE_SECONDS,

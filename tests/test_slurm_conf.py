@@ -322,6 +322,9 @@ def test_healthcheck_is_shellcheck_clean(example, tmp_path):
         assert result.returncode == 0, result.stdout
 
 
+FABRIC_MANAGER_QUERY = "is-active --quiet nvidia-fabricmanager"
+
+
 class FakeNode:
     """A temporary root where the health check's tools are stubs that record their calls."""
 
@@ -332,6 +335,7 @@ class FakeNode:
         efa: int,
         mounted: set[str],
         munge_ok: bool = True,
+        fabric_manager_active: bool = True,
         timeouts: ProbeTimeouts | None = None,
     ):
         self.timeouts = timeouts or ProbeTimeouts()
@@ -355,6 +359,11 @@ class FakeNode:
         self._stub("munge", "echo credential" if munge_ok else "exit 1")
         self._stub("unmunge", "cat >/dev/null")
         self._stub("scontrol", "exit 0")
+        # The health check's PATH ends in /usr/bin: a stub keeps the host's systemd out of it.
+        fabric = 0 if fabric_manager_active else 3
+        self._stub(
+            "systemctl", f'[[ "$*" == "is-active --quiet nvidia-fabricmanager" ]] && exit {fabric}; exit 4'
+        )
 
     def _stub(self, name: str, body: str) -> None:
         path = self.bin / name
@@ -435,6 +444,35 @@ class TestHealthcheck:
             "Reason=healthcheck: GPU count 6, want 8;"
             f"{node.mount_root}/home is not mounted"
         ]
+
+    def test_nvswitch_node_without_fabric_manager_is_drained_naming_it(self, tmp_path):
+        assert self.cfg.compute_groups[0].instance.nvswitch
+        node = self.healthy(tmp_path, fabric_manager_active=False)
+        result = run_healthcheck(node, self.cfg)
+        assert result.returncode == 1
+        assert node.recorded("scontrol") == [
+            "scontrol update NodeName=gpu-i-0123456789abcdef0 State=DRAIN "
+            "Reason=healthcheck: fabric manager (nvidia-fabricmanager) is not active"
+        ]
+
+    def test_type_without_nvswitch_does_not_look_for_fabric_manager(self, tmp_path):
+        cfg = load_config(REPO / "examples" / "mixed.yaml")
+        group = next(g for g in cfg.compute_groups if g.instance_type == "g6e.12xlarge")
+        assert not group.instance.nvswitch
+        node = FakeNode(
+            tmp_path,
+            gpus=group.instance.gpu_count,
+            efa=efa_count(group.instance) if group.efa else 0,
+            mounted={"/home", "/fsx"},
+            fabric_manager_active=False,
+        )
+        script = tmp_path / "healthcheck.sh"
+        script.write_text(slurm_conf.render_healthcheck(cfg, group, node.site()))
+        result = subprocess.run(
+            ["/bin/bash", str(script), "--pre-join"], env={}, capture_output=True, text=True, timeout=30
+        )
+        assert result.returncode == 0, result.stdout
+        assert node.recorded("systemctl") == []
 
     def test_group_without_efa_skips_the_efa_check(self, tmp_path):
         raw = yaml.safe_load((REPO / "examples" / "p4d-on-demand.yaml").read_text())
