@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpucluster import names, node_logs, slurm_conf
+from gpucluster import health_probes, names, node_logs, slurm_conf
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
 from gpucluster.rendering import TEMPLATE_ROOT, render
@@ -56,6 +56,8 @@ APPLIED_BUNDLE_FILE = "/var/lib/gpucluster/applied-bundle"
 APT_LOCK_TIMEOUT_SECONDS = 1200
 NVME_MOUNT = "/opt/dlami/nvme"
 NVME_TIMEOUT_SECONDS = 600
+# Fabric Manager trains the NVLink fabric at start: seconds on an HGX board, bounded here.
+FABRIC_MANAGER_TIMEOUT_SECONDS = 120
 # Compute and login nodes wait this long for slurmctld, which on a first deployment boots
 # alongside them; compute nodes then wait this long for slurmctld to list them.
 CONTROLLER_TIMEOUT_SECONDS = 900
@@ -164,6 +166,7 @@ class GroupSettings:
     name: str
     slurmd_conf: str
     lustre_efa_interfaces: int
+    nvswitch: bool
 
 
 @dataclass(frozen=True)
@@ -223,6 +226,7 @@ def group_settings(cfg: ClusterConfig) -> list[GroupSettings]:
             name=group.name,
             slurmd_conf=slurm_conf.slurmd_conf_line(cfg, group),
             lustre_efa_interfaces=lustre_efa_interfaces(cfg, group),
+            nvswitch=group.instance.nvswitch,
         )
         for group in cfg.compute_groups
     ]
@@ -274,6 +278,8 @@ def _cluster_conf(
         applied_bundle=APPLIED_BUNDLE_FILE,
         nvme_mount=NVME_MOUNT,
         nvme_timeout=NVME_TIMEOUT_SECONDS,
+        fabric_manager_unit=health_probes.FABRIC_MANAGER_UNIT,
+        fabric_manager_timeout=FABRIC_MANAGER_TIMEOUT_SECONDS,
         controller_timeout=CONTROLLER_TIMEOUT_SECONDS,
         register_timeout=REGISTER_TIMEOUT_SECONDS,
         slurmctld_lock_wait=SLURMCTLD_LOCK_WAIT_SECONDS,

@@ -43,6 +43,8 @@ class InstanceType(BaseModel):
     max_efa_interfaces: int
     network_cards: tuple[NetworkCard, ...]
     capacity_block_supported: bool
+    # GPUs joined by NVSwitch: the node must run NVIDIA Fabric Manager before CUDA works.
+    nvswitch: bool
 
     @property
     def family(self) -> str:
@@ -82,6 +84,7 @@ def _parse(entry: dict) -> InstanceType:
             for card in sorted(network["NetworkCards"], key=lambda c: c["NetworkCardIndex"])
         ),
         capacity_block_supported=entry["CapacityBlockSupported"],
+        nvswitch=entry["NvSwitch"],
     )
 
 

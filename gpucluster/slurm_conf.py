@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from gpucluster import names
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
+from gpucluster.health_probes import FABRIC_MANAGER_UNIT, KILL_GRACE_SECONDS, ProbeTimeouts
 from gpucluster.rendering import render
 
 # SPANNING_PARTITION and real_memory_mib stay importable from here, where callers name them.
@@ -83,6 +84,7 @@ class SlurmSite:
     gpu_device_prefix: str = "/dev/nvidia"
     healthcheck_program: str = "/usr/local/sbin/gpucluster-healthcheck"
     healthcheck_interval: int = 300
+    probe_timeouts: ProbeTimeouts = ProbeTimeouts()
     # The health check runs with an empty environment; this PATH finds nvidia-smi,
     # fi_info (the EFA installer's /opt/amazon/efa/bin), mountpoint, munge and scontrol.
     healthcheck_path: str = "/opt/amazon/efa/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -283,6 +285,8 @@ def render_healthcheck(cfg: ClusterConfig, group: ComputeGroupConfig, site: Slur
     if group not in cfg.compute_groups:
         raise ValueError(f"compute group {group.name} is not part of cluster {cfg.name}")
     instance = group.instance
+    mounts = required_mounts(cfg, site)
+    site.probe_timeouts.check_budget(len(mounts))
     return render(
         f"{TEMPLATE_DIR}/healthcheck.sh.j2",
         cluster=cfg.name,
@@ -290,7 +294,11 @@ def render_healthcheck(cfg: ClusterConfig, group: ComputeGroupConfig, site: Slur
         instance_type=instance.name,
         gpu_count=instance.gpu_count,
         efa_count=efa_count(instance) if group.efa else 0,
-        mounts=required_mounts(cfg, site),
+        nvswitch=instance.nvswitch,
+        fabric_manager_unit=FABRIC_MANAGER_UNIT,
+        mounts=mounts,
+        timeouts=site.probe_timeouts,
+        kill_grace=KILL_GRACE_SECONDS,
         munge_socket=site.munge_socket,
         tool_path=site.healthcheck_path,
         slurm_conf=site.healthcheck_slurm_conf,

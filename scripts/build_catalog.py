@@ -12,7 +12,8 @@ cards, every card takes EFA; when it has fewer, the EFA cards are the last
 ones and card 0 is ENA-only (p6-b300: 17 cards, 16 EFA, card 0 is the
 ENA-only primary card, as in the EC2 user guide). Single-card types with one
 EFA put it on card 0. `CapacityBlockSupported` is added from the EC2 list of
-Capacity Block instance types.
+Capacity Block instance types, and `NvSwitch` (whether the GPUs are joined by
+NVSwitch, so the node must run NVIDIA Fabric Manager) from NVSWITCH_FAMILIES.
 """
 
 from __future__ import annotations
@@ -50,6 +51,19 @@ CATALOG_TYPES = (
 )
 
 CAPACITY_BLOCK_FAMILIES = ("p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300")
+
+# HGX baseboards whose 8 GPUs meet in NVSwitch chips (A100: p4d/p4de, H100/H200: p5/p5e/
+# p5en, B200/B300: p6): CUDA refuses work on them until Fabric Manager has set the fabric up.
+# AWS ParallelCluster's cookbook starts it for the NVSwitch PCI ids of P4, P5 and P6 (B200)
+# (aws-parallelcluster-cookbook PR 2987). The g families are PCIe GPUs without NVSwitch.
+NVSWITCH_FAMILIES = ("p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300")
+
+
+def has_nvswitch(entry: dict[str, Any]) -> bool:
+    """True for the full 8-GPU HGX types; a one-GPU slice (p5.4xlarge) has no NVLink peer."""
+    gpus = sum(g["Count"] for g in entry["GpuInfo"]["Gpus"])
+    return entry["InstanceType"].split(".")[0] in NVSWITCH_FAMILIES and gpus > 1
+
 
 KEPT_KEYS = (
     "InstanceType",
@@ -112,6 +126,7 @@ def slim(entry: dict[str, Any]) -> dict[str, Any]:
     }
     annotate_interface_types(out["NetworkInfo"])
     out["CapacityBlockSupported"] = entry["InstanceType"].split(".")[0] in CAPACITY_BLOCK_FAMILIES
+    out["NvSwitch"] = has_nvswitch(entry)
     return out
 
 

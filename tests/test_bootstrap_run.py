@@ -199,6 +199,35 @@ def test_slurmd_conf_line_matches_the_catalog(
     assert f'-Z --conf-server slurmctld.demo.gpucluster.internal:6817 --conf "{line}"' in slurmd_dropin(node)
 
 
+FABRIC_MANAGER_CHECK = "systemctl is-active --quiet nvidia-fabricmanager"
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "efa", "nvswitch"),
+    [("p5.48xlarge", 32, True), ("p4d.24xlarge", 4, True), ("g6e.12xlarge", 1, False)],
+)
+def test_fabric_manager_runs_before_the_health_check_on_nvswitch_types_only(
+    tmp_path: Path, instance_type: str, efa: int, nvswitch: bool
+) -> None:
+    cfg = with_group(example("default"), "train", instance_type)
+    node = Node(tmp_path, cfg, gpus=cfg.compute_groups[0].instance.gpu_count, efa=efa)
+    run = node.run("compute", "train")
+    assert run.returncode == 0, run.output
+    fabric_calls = [call for call in run.calls if "nvidia-fabricmanager" in call]
+    if not nvswitch:
+        assert fabric_calls == []
+        assert "fabric manager not needed" in run.output
+        return
+    assert "systemctl enable nvidia-fabricmanager" in run.calls
+    start = run.index("systemctl start nvidia-fabricmanager")
+    # The pre-join health check's own look at the unit comes after the start.
+    assert any(i > start for i, call in enumerate(run.calls) if call == FABRIC_MANAGER_CHECK)
+    assert start < run.index("systemctl start slurmd")
+    again = node.run("compute", "train")
+    assert again.returncode == 0, again.output
+    assert "systemctl start nvidia-fabricmanager" not in again.calls
+
+
 def failing_node(tmp_path: Path, failure: str) -> tuple[Node, str]:
     """A compute node with one defect, and the text its failure reason must contain."""
     cfg = example("default")
@@ -216,6 +245,13 @@ def failing_node(tmp_path: Path, failure: str) -> tuple[Node, str]:
     if failure == "controller":
         node = Node(tmp_path, cfg, env={"SIM_CONTROLLER_DOWN": "1"})
         return node, "slurmctld at slurmctld.demo.gpucluster.internal:6817 did not answer within 900 s"
+    if failure == "fabric-manager":
+        node = Node(tmp_path, cfg, env={"SIM_FAIL_UNIT": "nvidia-fabricmanager"})
+        return node, "nvidia-fabricmanager did not start; see 'journalctl -u nvidia-fabricmanager'"
+    if failure == "fabric-manager-exits":
+        # Active once, then gone: the version mismatch with the driver looks like this.
+        node = Node(tmp_path, cfg, env={"SIM_EXITS_AFTER_START": "nvidia-fabricmanager"})
+        return node, "FAIL: fabric manager (nvidia-fabricmanager) is not active"
     if failure == "image-slurm":
         node = Node(tmp_path, cfg, image_extra={"slurm-client": "23.11.5-1"})
         return node, "the image already has slurm-client 23.11.5-1, but software.slurm is 23.11.4"
@@ -223,7 +259,18 @@ def failing_node(tmp_path: Path, failure: str) -> tuple[Node, str]:
 
 
 @pytest.mark.parametrize(
-    "failure", ["kernel", "checksum", "gpu", "efa", "slurm", "image-slurm", "controller"]
+    "failure",
+    [
+        "kernel",
+        "checksum",
+        "gpu",
+        "efa",
+        "fabric-manager",
+        "fabric-manager-exits",
+        "slurm",
+        "image-slurm",
+        "controller",
+    ],
 )
 def test_defect_stops_the_node_before_slurmd_and_abandons(tmp_path: Path, failure: str) -> None:
     node, reason = failing_node(tmp_path, failure)

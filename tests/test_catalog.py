@@ -117,6 +117,7 @@ def test_generator_reads_a_live_account_through_describe_instance_types(monkeypa
         for card in entry["NetworkInfo"]["NetworkCards"]:
             card.pop("InterfaceTypes", None)
         entry.pop("CapacityBlockSupported", None)
+        entry.pop("NvSwitch", None)
     stubber.add_response(
         "describe_instance_types",
         {"InstanceTypes": page},
@@ -128,3 +129,23 @@ def test_generator_reads_a_live_account_through_describe_instance_types(monkeypa
     stubber.assert_no_pending_responses()
     rebuilt = build_catalog.build(source)
     assert rebuilt == json.loads((REPO / "gpucluster/data/instance_catalog.json").read_text())
+
+
+# NVSwitch HGX boards (AWS ParallelCluster's cookbook starts Fabric Manager on P4, P5 and P6).
+NVSWITCH_TYPES = {
+    "p4d.24xlarge",
+    "p4de.24xlarge",
+    "p5.48xlarge",
+    "p5e.48xlarge",
+    "p5en.48xlarge",
+    "p6-b200.48xlarge",
+    "p6-b300.48xlarge",
+}
+
+
+@pytest.mark.parametrize("name", CATALOG.names())
+def test_nvswitch_fact(name):
+    info = CATALOG.get(name)
+    assert info.nvswitch == (name in NVSWITCH_TYPES)
+    if info.family.startswith("g"):
+        assert not info.nvswitch

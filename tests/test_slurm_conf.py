@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import yaml
 from gpucluster import slurm_conf
 from gpucluster.config import ClusterConfig
 from gpucluster.efa import efa_count
+from gpucluster.health_probes import ProbeTimeouts
 from gpucluster.loader import load_config
 from gpucluster.slurm_conf import SlurmSite
 from gpucluster.slurm_time import parse_minutes
@@ -320,10 +322,23 @@ def test_healthcheck_is_shellcheck_clean(example, tmp_path):
         assert result.returncode == 0, result.stdout
 
 
+FABRIC_MANAGER_QUERY = "is-active --quiet nvidia-fabricmanager"
+
+
 class FakeNode:
     """A temporary root where the health check's tools are stubs that record their calls."""
 
-    def __init__(self, root: Path, gpus: int, efa: int, mounted: set[str], munge_ok: bool = True):
+    def __init__(
+        self,
+        root: Path,
+        gpus: int,
+        efa: int,
+        mounted: set[str],
+        munge_ok: bool = True,
+        fabric_manager_active: bool = True,
+        timeouts: ProbeTimeouts | None = None,
+    ):
+        self.timeouts = timeouts or ProbeTimeouts()
         self.bin = root / "bin"
         self.bin.mkdir()
         self.calls = root / "calls"
@@ -344,6 +359,11 @@ class FakeNode:
         self._stub("munge", "echo credential" if munge_ok else "exit 1")
         self._stub("unmunge", "cat >/dev/null")
         self._stub("scontrol", "exit 0")
+        # The health check's PATH ends in /usr/bin: a stub keeps the host's systemd out of it.
+        fabric = 0 if fabric_manager_active else 3
+        self._stub(
+            "systemctl", f'[[ "$*" == "is-active --quiet nvidia-fabricmanager" ]] && exit {fabric}; exit 4'
+        )
 
     def _stub(self, name: str, body: str) -> None:
         path = self.bin / name
@@ -351,7 +371,16 @@ class FakeNode:
         path.chmod(0o755)
 
     def site(self) -> SlurmSite:
-        return SlurmSite(healthcheck_path=f"{self.bin}:/usr/bin:/bin", mount_root=self.mount_root)
+        return SlurmSite(
+            healthcheck_path=f"{self.bin}:/usr/bin:/bin",
+            mount_root=self.mount_root,
+            probe_timeouts=self.timeouts,
+        )
+
+    def hang(self, name: str, ignore_term: bool = False) -> None:
+        """Make `name` hang like a probe of a sick device: it never answers."""
+        trap = "trap '' TERM; " if ignore_term else ""
+        self._stub(name, f"{trap}sleep 30")
 
     def recorded(self, tool: str) -> list[str]:
         if not self.calls.exists():
@@ -416,6 +445,35 @@ class TestHealthcheck:
             f"{node.mount_root}/home is not mounted"
         ]
 
+    def test_nvswitch_node_without_fabric_manager_is_drained_naming_it(self, tmp_path):
+        assert self.cfg.compute_groups[0].instance.nvswitch
+        node = self.healthy(tmp_path, fabric_manager_active=False)
+        result = run_healthcheck(node, self.cfg)
+        assert result.returncode == 1
+        assert node.recorded("scontrol") == [
+            "scontrol update NodeName=gpu-i-0123456789abcdef0 State=DRAIN "
+            "Reason=healthcheck: fabric manager (nvidia-fabricmanager) is not active"
+        ]
+
+    def test_type_without_nvswitch_does_not_look_for_fabric_manager(self, tmp_path):
+        cfg = load_config(REPO / "examples" / "mixed.yaml")
+        group = next(g for g in cfg.compute_groups if g.instance_type == "g6e.12xlarge")
+        assert not group.instance.nvswitch
+        node = FakeNode(
+            tmp_path,
+            gpus=group.instance.gpu_count,
+            efa=efa_count(group.instance) if group.efa else 0,
+            mounted={"/home", "/fsx"},
+            fabric_manager_active=False,
+        )
+        script = tmp_path / "healthcheck.sh"
+        script.write_text(slurm_conf.render_healthcheck(cfg, group, node.site()))
+        result = subprocess.run(
+            ["/bin/bash", str(script), "--pre-join"], env={}, capture_output=True, text=True, timeout=30
+        )
+        assert result.returncode == 0, result.stdout
+        assert node.recorded("systemctl") == []
+
     def test_group_without_efa_skips_the_efa_check(self, tmp_path):
         raw = yaml.safe_load((REPO / "examples" / "p4d-on-demand.yaml").read_text())
         raw["compute_groups"][0]["efa"] = False
@@ -430,6 +488,46 @@ class TestHealthcheck:
         result = run_healthcheck(node, self.cfg, "--drain-everything")
         assert result.returncode == 64
         assert node.recorded("scontrol") == []
+
+    # One second per probe keeps the test short; the hang stubs sleep 30 s.
+    fast = ProbeTimeouts(nvidia_smi=1, fi_info=1, fabric_manager=1, mount=1, munge=1, scontrol=1)
+
+    @pytest.mark.parametrize(
+        ("probe", "reason"),
+        [
+            ("nvidia-smi", "nvidia-smi -L hung (no answer in 1 s)"),
+            ("fi_info", "fi_info hung (no answer in 1 s)"),
+            ("mountpoint", "/mnt/home hung (mountpoint gave no answer in 1 s)"),
+            ("unmunge", "munge round trip hung"),
+        ],
+    )
+    def test_hanging_probe_is_a_named_failure_that_drains(self, tmp_path, probe, reason):
+        node = self.healthy(tmp_path, timeouts=self.fast)
+        node.hang(probe)
+        started = time.monotonic()
+        result = run_healthcheck(node, self.cfg)
+        assert time.monotonic() - started < 20, "a hung probe must not hold the check"
+        assert result.returncode == 1, result.stdout
+        [drain] = node.recorded("scontrol")
+        assert "State=DRAIN Reason=healthcheck: " in drain
+        assert reason in drain
+
+    def test_probe_that_ignores_term_is_killed(self, tmp_path):
+        node = self.healthy(tmp_path, timeouts=self.fast)
+        node.hang("nvidia-smi", ignore_term=True)
+        started = time.monotonic()
+        result = run_healthcheck(node, self.cfg, "--pre-join")
+        assert time.monotonic() - started < 20
+        assert "FAIL: nvidia-smi -L hung (no answer in 1 s)" in result.stdout
+
+    def test_hanging_scontrol_does_not_hold_the_check(self, tmp_path):
+        node = self.healthy(tmp_path, gpus=7, timeouts=self.fast)
+        node.hang("scontrol")
+        started = time.monotonic()
+        result = run_healthcheck(node, self.cfg)
+        assert time.monotonic() - started < 20
+        assert result.returncode == 1
+        assert "did not answer in 1 s" in result.stdout
 
     def test_runs_without_fsx_when_none_is_configured(self, tmp_path):
         raw = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())

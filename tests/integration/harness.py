@@ -27,6 +27,7 @@ from typing import TypeVar
 
 from gpucluster import slurm_conf
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.health_probes import FABRIC_MANAGER_UNIT
 from gpucluster.slurm_conf import SlurmSite
 
 SUBNET = ipaddress.IPv4Network("10.213.0.0/24")
@@ -338,6 +339,12 @@ for ((i = 0; i < {count}; i++)); do
 done
 """
 
+# Test stand-in for the health check's one systemctl question on NVSwitch types: the test
+# host runs no Fabric Manager, and the host's own systemd must not decide the test.
+FAKE_SYSTEMCTL = """#!/bin/bash
+[[ "$*" == "is-active --quiet {unit}" ]]
+"""
+
 
 @dataclass
 class SlurmCluster:
@@ -407,6 +414,7 @@ class SlurmCluster:
         tools = {
             "nvidia-smi": FAKE_NVIDIA_SMI.format(override_dir=self.gpu_override_dir),
             "fi_info": FAKE_FI_INFO.format(count=self._efa_count()),
+            "systemctl": FAKE_SYSTEMCTL.format(unit=FABRIC_MANAGER_UNIT),
         }
         for name, text in tools.items():
             (self.root / "bin" / name).write_text(text)

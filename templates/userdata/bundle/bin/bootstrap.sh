@@ -28,6 +28,8 @@ source "${BUNDLE_DIR}/lib/munge.sh"
 source "${BUNDLE_DIR}/lib/storage.sh"
 # shellcheck source=../lib/containers.sh
 source "${BUNDLE_DIR}/lib/containers.sh"
+# shellcheck source=../lib/gpu.sh
+source "${BUNDLE_DIR}/lib/gpu.sh"
 # shellcheck source=../lib/slurm.sh
 source "${BUNDLE_DIR}/lib/slurm.sh"
 # shellcheck source=../lib/roles.sh

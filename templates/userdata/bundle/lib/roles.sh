@@ -149,6 +149,7 @@ run_compute() {
   step configure_compute_enroot
   step build_pyxis
   step install_node_slurm_files
+  step start_fabric_manager
   step install_healthcheck
   step name_compute_node
   step run_prejoin_healthcheck

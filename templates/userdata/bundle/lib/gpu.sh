@@ -1,0 +1,31 @@
+# shellcheck shell=bash
+# GPU services a compute node needs before its GPUs take work.
+
+# On NVSwitch types (the catalog's nvswitch fact, NVSWITCH) CUDA reports the system not
+# ready until NVIDIA Fabric Manager has trained the NVLink fabric; the DLAMI ships the
+# service but does not start it on every image. The start can take seconds while the
+# fabric trains, and the service exits when its version does not match the driver's, so
+# it is watched for a bounded time rather than trusted once.
+start_fabric_manager() {
+  if [[ "${NVSWITCH}" != yes ]]; then
+    log "no NVSwitch on this instance type: fabric manager not needed"
+    return 0
+  fi
+  if ! systemctl is-enabled --quiet "${FABRIC_MANAGER_UNIT}"; then
+    systemctl enable "${FABRIC_MANAGER_UNIT}" ||
+      die "cannot enable ${FABRIC_MANAGER_UNIT}; is the nvidia-fabricmanager package of the driver's version installed ('dpkg -l | grep fabricmanager', 'nvidia-smi')? Install it, then rerun $0"
+  fi
+  if ! service_active "${FABRIC_MANAGER_UNIT}"; then
+    systemctl start "${FABRIC_MANAGER_UNIT}" ||
+      die "${FABRIC_MANAGER_UNIT} did not start; see 'journalctl -u ${FABRIC_MANAGER_UNIT}' and /var/log/fabricmanager.log (its version must match the driver's), then rerun $0"
+  fi
+  local waited=0
+  until service_active "${FABRIC_MANAGER_UNIT}"; do
+    if ((waited >= FABRIC_MANAGER_TIMEOUT)); then
+      die "${FABRIC_MANAGER_UNIT} is not active after ${FABRIC_MANAGER_TIMEOUT} s; without it CUDA cannot use this NVSwitch node's GPUs. See 'journalctl -u ${FABRIC_MANAGER_UNIT}' and /var/log/fabricmanager.log (its version must match the driver's), then rerun $0"
+    fi
+    sleep 2
+    waited=$((waited + 2))
+  done
+  log "${FABRIC_MANAGER_UNIT} is active"
+}
