@@ -181,3 +181,17 @@ def test_fingerprint_in_the_config_is_normalised_and_checked() -> None:
     )
     with pytest.raises(ValueError, match="40-hex-digit OpenPGP fingerprint"):
         SoftwareConfig(lustre_repo_key_fingerprint="ABCD")
+
+
+def test_unreachable_key_fails_after_bounded_attempts(tmp_path: Path) -> None:
+    node = tcp_node(tmp_path, lustre_module=False)
+    (node.fixtures / Path(lustre_client.KEY_URL).name).unlink()
+    run = node.run("compute", "gpu")
+    assert run.returncode != 0
+    fetches = [call for call in run.calls if call.startswith("curl") and lustre_client.KEY_URL in call]
+    assert len(fetches) == lustre_client.KEY_ATTEMPTS
+    assert all("--max-time 60" in call for call in fetches)
+    attempts = lustre_client.KEY_ATTEMPTS
+    assert f"cannot download {lustre_client.KEY_URL} after {attempts} attempts" in run.output
+    assert not (node.root / lustre_client.KEYRING.lstrip("/")).exists()
+    assert abandoned(run)
