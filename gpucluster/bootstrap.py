@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpucluster import health_probes, names, node_logs, slurm_conf
+from gpucluster import health_probes, lustre_client, names, node_logs, slurm_conf
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
 from gpucluster.rendering import TEMPLATE_ROOT, render
@@ -263,6 +263,8 @@ def _cluster_conf(
         param_fsx_dns_name=names.storage_parameter(cfg, "fsx_dns_name"),
         param_fsx_mount_name=names.storage_parameter(cfg, "fsx_mount_name"),
         fsx_mount_point=fsx.mount_point if fsx is not None else "",
+        lustre_repo=lustre_client.repository(cfg),
+        lustre_key_attempts=lustre_client.KEY_ATTEMPTS,
         controller_hostname=slurm_conf.controller_hostname(cfg, site),
         conf_server=slurm_conf.conf_server(cfg, site),
         private_zone=names.private_zone(cfg),

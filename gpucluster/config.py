@@ -96,6 +96,19 @@ def _sha256(value: str) -> str:
 Sha256 = Annotated[str, AfterValidator(_sha256)]
 
 
+def _pgp_fingerprint(value: str) -> str:
+    # gpg prints fingerprints in groups of four; accept that form and store the bare one.
+    bare = value.replace(" ", "").upper()
+    if not re.fullmatch(r"[0-9A-F]{40}", bare):
+        raise _fail(
+            "fingerprint", "must be a 40-hex-digit OpenPGP fingerprint (as `gpg --show-keys` prints it)"
+        )
+    return bare
+
+
+PgpFingerprint = Annotated[str, AfterValidator(_pgp_fingerprint)]
+
+
 class NetworkConfig(StrictModel):
     vpc_id: str | None = Field(
         default=None, description="Existing VPC to use; null creates a VPC from `cidr`."
@@ -520,6 +533,14 @@ class SoftwareConfig(StrictModel):
     pyxis_sha256: Sha256 = Field(
         default="9c4cdb79a67301d8ea05951aa4d2c205f40cf6145e338214b0191add8b36d6c4",
         description="sha256 of the pyxis v<version> source tarball (GitHub archive of the tag).",
+    )
+    lustre_repo_key_fingerprint: PgpFingerprint | None = Field(
+        default=None,
+        description=(
+            "Fingerprint of the FSx Lustre client repository key (fsx-ubuntu-public-key.asc). "
+            "Nodes whose kernel lacks a Lustre client module install one from that repository "
+            "only when this is set; the FSx guide publishes no fingerprint for the Ubuntu key."
+        ),
     )
 
     @field_validator("slurm")

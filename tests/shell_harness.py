@@ -18,7 +18,7 @@ import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpucluster import names, node_logs
+from gpucluster import lustre_client, names, node_logs
 from gpucluster.bootstrap import bundle_files, enroot_downloads, pyxis_download
 from gpucluster.config import ClusterConfig, SoftwareConfig
 from gpucluster.slurm_conf import SlurmSite
@@ -71,6 +71,8 @@ ASG_NAME = "demo-cluster-gpu-asg"
 MUNGE_SECRET_ARN = (
     "arn:aws:secretsmanager:{region}:123456789012:secret:gpucluster/{name}/munge-key-0123456789ab-AbCdEf"
 )
+# The fingerprint of the FSx Lustre repository key the harness serves, unless a Node says otherwise.
+LUSTRE_KEY_FINGERPRINT = "0123456789ABCDEF0123456789ABCDEF01234567"
 MUNGE_SECRET = "Zq7" + "x" * 40 + "MUNGEKEYSENTINEL" + "y" * 60
 
 # Packages the Deep Learning AMI ships that the kernel pin holds.
@@ -123,6 +125,12 @@ for ((i = 0; i < ${#args[@]}; i++)); do
         name="$a"; version="1.0-1"
       fi
       echo "$version" >"$SIM_STATE/dpkg/$name"
+      # The FSx repository's module package for the running kernel puts its modules there.
+      if [[ "$name" == "lustre-client-modules-$SIM_KERNEL" ]]; then
+        mkdir -p "$SIM_STATE/modules/$SIM_KERNEL"
+        for m in lnet ksocklnd lustre; do touch "$SIM_STATE/modules/$SIM_KERNEL/$m"; done
+        [[ "$SIM_KEFALND_BUILT" == yes ]] && touch "$SIM_STATE/modules/$SIM_KERNEL/kefalnd"
+      fi
       if [[ "$name" == amazon-cloudwatch-agent ]]; then
         install_cloudwatch_agent_shim
       fi
@@ -148,6 +156,13 @@ esac
 """,
     "apt-cache": r"""
 [[ "$1" == madison ]] || exit 1
+if [[ "$2" == lustre-client-modules-* ]]; then
+  # Like apt: nothing on stdout for a package no repository has.
+  list="$GPUCLUSTER_ROOT/etc/apt/sources.list.d/fsxlustreclientrepo.list"
+  [[ "$SIM_LUSTRE_AVAILABLE" == yes && -f "$list" ]] &&
+    echo " $2 | 2.15.6-1 | https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu noble/main amd64 Packages"
+  exit 0
+fi
 for v in $SIM_SLURM_AVAILABLE; do
   echo " $2 | $v | http://archive.ubuntu.com/ubuntu noble/universe amd64 Packages"
 done
@@ -258,6 +273,34 @@ fi
 """,
     "chown": "exit 0\n",
     "modprobe": "exit 0\n",
+    "modinfo": r"""
+[[ "$1" == -k ]] || { echo "modinfo stub: want -k KERNEL NAME" >&2; exit 1; }
+[[ -f "$SIM_STATE/modules/$2/$3" ]] || { echo "modinfo: ERROR: Module $3 not found." >&2; exit 1; }
+echo "filename: /lib/modules/$2/updates/kernel/net/lustre/$3.ko"
+""",
+    # Key files are text: "pub <fingerprint>", with "binary " in front once dearmored.
+    "gpg": r"""
+out=""; file=""; mode=""
+while (($# > 0)); do
+  case "$1" in
+    -o) out="$2"; shift ;;
+    --show-keys) mode=show ;;
+    --dearmor) mode=dearmor ;;
+    -*) ;;
+    *) file="$1" ;;
+  esac
+  shift
+done
+[[ -n "$GNUPGHOME" || "$mode" == dearmor ]] || { echo "gpg stub: GNUPGHOME unset" >&2; exit 2; }
+case "$mode" in
+  show)
+    grep -q 'pub ' "$file" || { echo "gpg: no valid OpenPGP data found." >&2; exit 2; }
+    awk '/pub /{print "pub:-:4096:1:0000000000000000:1600000000:::-:::scESC:::"
+      print "fpr:::::::::" $NF ":"}' "$file" ;;
+  dearmor) { printf 'binary '; cat "$file"; } >"$out" ;;
+  *) exit 2 ;;
+esac
+""",
     "lnetctl": r"""
 case "$1 $2" in
   "net show") cat "$SIM_STATE/lnet" 2>/dev/null || true ;;
@@ -372,6 +415,12 @@ class Node:
     corrupt_downloads: tuple[str, ...] = ()
     # The DLAMI ships the CloudWatch agent; False simulates an image without it.
     cloudwatch_agent: bool = True
+    # The image's Lustre client module for the running kernel, and whether its build has kefalnd.
+    lustre_module: bool = True
+    kefalnd: bool = True
+    # Whether the FSx repository has a module for the kernel, and the key it serves.
+    lustre_available: bool = True
+    lustre_key_fingerprint: str = LUSTRE_KEY_FINGERPRINT
     env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -388,6 +437,11 @@ class Node:
             (self.state / sub).mkdir(parents=True, exist_ok=True)
         for name, version in {**IMAGE_PACKAGES, **self.image_extra}.items():
             (self.state / "dpkg" / name).write_text(version + "\n")
+        if self.lustre_module:
+            modules = self.state / "modules" / self.kernel
+            modules.mkdir(parents=True)
+            for module in ("lnet", "ksocklnd", "lustre", *(("kefalnd",) if self.kefalnd else ())):
+                (modules / module).write_text("")
         (self.root / "dev").mkdir()
         (self.root / "dev" / "console").write_text("")
         self.secret_file = self.workdir / "munge-secret"
@@ -433,6 +487,7 @@ class Node:
             downloads.caps_deb: fixture_bytes(downloads.caps_deb),
             Path(pyxis.url).name: pyxis_fixture(self.cfg.software.pyxis_version),
             Path(node_logs.CLOUDWATCH_AGENT.url).name: fixture_bytes("amazon-cloudwatch-agent.deb"),
+            Path(lustre_client.KEY_URL).name: f"pub {self.lustre_key_fingerprint}\n".encode(),
         }
         for name, data in files.items():
             if name in self.corrupt_downloads:
@@ -481,6 +536,8 @@ class Node:
             "SIM_LOCAL_IPV4": LOCAL_IPV4,
             "SIM_ASG": ASG_NAME,
             "SIM_SLURM_AVAILABLE": " ".join(self.slurm_available),
+            "SIM_KEFALND_BUILT": "yes" if self.kefalnd else "no",
+            "SIM_LUSTRE_AVAILABLE": "yes" if self.lustre_available else "no",
             **self.env,
         }
         result = subprocess.run(

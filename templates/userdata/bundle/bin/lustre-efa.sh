@@ -15,6 +15,10 @@ source "${BUNDLE_DIR}/conf/cluster.sh"
 source "${BUNDLE_DIR}/lib/common.sh"
 # shellcheck source=../lib/failure.sh
 source "${BUNDLE_DIR}/lib/failure.sh"
+# shellcheck source=../lib/system.sh
+source "${BUNDLE_DIR}/lib/system.sh"
+# shellcheck source=../lib/packages.sh
+source "${BUNDLE_DIR}/lib/packages.sh"
 # shellcheck source=../lib/storage.sh
 source "${BUNDLE_DIR}/lib/storage.sh"
 # shellcheck source=../lib/roles.sh
@@ -22,4 +26,7 @@ source "${BUNDLE_DIR}/lib/roles.sh"
 
 [[ "${1:-}" == --group && -n "${2:-}" ]] || { echo "usage: $0 --group NAME" >&2; exit 64; }
 load_group "$2"
+# A kernel that changed since the bootstrap (a pin lifted by hand) needs its own client.
+step ensure_lustre_client
+step require_kefalnd
 step configure_lustre_efa

@@ -22,6 +22,12 @@ apt_update_once() {
   fi
 }
 
+# After adding an apt source: lists fetched before it do not name its packages.
+apt_update_again() {
+  APT_UPDATED=no
+  apt_update_once
+}
+
 # "23.11.4-1.2ubuntu5" -> "23.11.4": drop the epoch and the Debian revision.
 upstream_version() {
   local version="${1#*:}"

@@ -99,6 +99,7 @@ run_head() {
   step read_storage_parameters
   step install_munge_key
   step mount_home
+  step ensure_lustre_client
   step mount_fsx
   step name_head_node
   step build_pyxis
@@ -120,6 +121,7 @@ run_login() {
   step install_munge_key
   step enable_user_namespaces
   step mount_home
+  step ensure_lustre_client
   step mount_fsx
   step install_enroot
   step configure_login_enroot
@@ -140,6 +142,8 @@ run_compute() {
   step read_storage_parameters
   step install_munge_key
   step enable_user_namespaces
+  step ensure_lustre_client
+  step require_kefalnd
   step configure_lustre_efa
   step persist_lustre_efa
   step mount_home

@@ -55,9 +55,120 @@ mount_fsx() {
     return 0
   fi
   command -v mount.lustre >/dev/null 2>&1 ||
-    die "the image has no Lustre client (mount.lustre); use the Deep Learning AMI, which ships lustre-client-modules for its kernel"
+    die "the image has no Lustre client utilities (mount.lustre); install lustre-client-utils from ${LUSTRE_REPO_URL} or use the Deep Learning AMI"
   mount_fstab_entry "${FSX_MOUNT_POINT}" \
     "${FSX_DNS_NAME}@tcp:/${FSX_MOUNT_NAME} ${FSX_MOUNT_POINT} lustre defaults,noatime,flock,_netdev 0 0"
+}
+
+# The Lustre client for the running kernel. Modules are built per exact kernel and the DLAMI's
+# kernel moves with each release, so the image may lack lustre-client-modules-$(uname -r).
+# The FSx guide ("Installing the Lustre client", Ubuntu) installs it from the FSx Lustre
+# client repository with `apt install lustre-client-modules-$(uname -r)`:
+# https://docs.aws.amazon.com/fsx/latest/LustreGuide/install-lustre-client.html
+
+# modinfo -k reads that kernel's modules.dep, as modprobe will at mount time.
+kernel_module_present() { modinfo -k "$(uname -r)" "$1" >/dev/null 2>&1; }
+
+ensure_lustre_client() {
+  if [[ -z "${FSX_MOUNT_POINT}" ]]; then
+    return 0
+  fi
+  if kernel_module_present lustre; then
+    log "Lustre client module for kernel $(uname -r) is installed"
+    return 0
+  fi
+  log "kernel $(uname -r) has no Lustre client module; installing it from ${LUSTRE_REPO_URL}"
+  step add_lustre_repository
+  step install_lustre_client_modules
+  step load_lustre_module
+}
+
+# Primary-key fingerprints in an armored or binary key file, one a line. GNUPGHOME is a
+# scratch directory: --show-keys imports nothing, but gpg still creates its home.
+key_fingerprints() {
+  local home
+  home="$(mktemp -d)"
+  GNUPGHOME="${home}" gpg --batch --show-keys --with-colons "$1" 2>/dev/null |
+    awk -F: '$1 == "pub" {primary = 1; next} $1 == "fpr" && primary {print $10; primary = 0}'
+  rm -rf "${home}"
+}
+
+# The key must be exactly the one the config pins: apt trusts a signed-by keyring fully
+# for that repository, and the guide's `wget | gpg --dearmor` would trust whatever answered.
+key_has_pinned_fingerprint() {
+  local fingerprints
+  fingerprints="$(key_fingerprints "$1")"
+  [[ "${fingerprints}" == "${LUSTRE_REPO_KEY_FINGERPRINT}" ]]
+}
+
+fetch_lustre_repository_key() {
+  curl -fsSL --connect-timeout 10 --max-time 60 -o "$1" "${LUSTRE_REPO_KEY_URL}"
+}
+
+add_lustre_repository() {
+  local source_line="deb [signed-by=${LUSTRE_REPO_KEYRING}] ${LUSTRE_REPO_URL} ${LUSTRE_REPO_SUITE} main"
+  local work key found
+  [[ -n "${LUSTRE_REPO_KEY_FINGERPRINT}" ]] ||
+    die "kernel $(uname -r) has no Lustre client module on this image and software.lustre_repo_key_fingerprint is not set, so the node will not trust ${LUSTRE_REPO_URL}; set it to the fingerprint 'gpg --show-keys' prints for ${LUSTRE_REPO_KEY_URL}, or pin an AMI whose kernel ships the module (image.ami_id)"
+  if [[ -f "${R}${LUSTRE_REPO_KEYRING}" ]] && key_has_pinned_fingerprint "${R}${LUSTRE_REPO_KEYRING}"; then
+    log "${LUSTRE_REPO_KEYRING} already holds key ${LUSTRE_REPO_KEY_FINGERPRINT}"
+  else
+    work="$(mktemp -d)"
+    key="${work}/fsx-ubuntu-public-key.asc"
+    retry "${LUSTRE_KEY_ATTEMPTS}" fetch_lustre_repository_key "${key}" ||
+      die "cannot download ${LUSTRE_REPO_KEY_URL} after ${LUSTRE_KEY_ATTEMPTS} attempts; the node needs HTTPS to S3 (NAT gateway or S3 endpoint)"
+    if ! key_has_pinned_fingerprint "${key}"; then
+      found="$(key_fingerprints "${key}")"
+      found="${found//$'\n'/ }"
+      rm -rf "${work}"
+      die "the key at ${LUSTRE_REPO_KEY_URL} has fingerprint ${found:-none}, not ${LUSTRE_REPO_KEY_FINGERPRINT} (software.lustre_repo_key_fingerprint); refusing to trust it. If AWS rotated the key, check the new one and update the config"
+    fi
+    gpg --batch --yes --dearmor -o "${work}/keyring.gpg" "${key}"
+    install -D -m 0644 "${work}/keyring.gpg" "${R}${LUSTRE_REPO_KEYRING}"
+    rm -rf "${work}"
+    log "trusted key ${LUSTRE_REPO_KEY_FINGERPRINT} for ${LUSTRE_REPO_URL} in ${LUSTRE_REPO_KEYRING}"
+  fi
+  if write_if_changed "${LUSTRE_REPO_LIST}" 0644 <<<"${source_line}"; then
+    apt_update_again
+  else
+    apt_update_once
+  fi
+}
+
+install_lustre_client_modules() {
+  local kernel package
+  kernel="$(uname -r)"
+  package="lustre-client-modules-${kernel}"
+  if [[ -z "$(apt-cache madison "${package}" 2>/dev/null)" ]]; then
+    die "no Lustre client is built for kernel ${kernel}: ${LUSTRE_REPO_URL} has no ${package}. Pin an AMI whose kernel has a build (image.ami_id; 'apt-cache search lustre-client-modules' lists the kernels that have one) or pin the kernel (image.kernel)"
+  fi
+  # lustre-client-utils is named so that mount.lustre comes with the module; the module
+  # package depends on the matching utils version, so apt picks that one.
+  retry 3 apt_get install -y -q --no-install-recommends "${package}" lustre-client-utils ||
+    die "apt-get could not install ${package}; see the apt output above"
+  log "installed ${package}"
+}
+
+# Over EFA, configure_lustre_efa loads lustre only after LNet has its EFA interfaces.
+load_lustre_module() {
+  kernel_module_present lustre ||
+    die "${LUSTRE_REPO_URL} installed lustre-client-modules-$(uname -r) but kernel $(uname -r) still has no lustre module; see 'dpkg -L lustre-client-modules-$(uname -r)'"
+  if [[ "${LUSTRE_EFA_INTERFACES:-0}" == 0 ]]; then
+    modprobe lustre
+    log "loaded the lustre module"
+  fi
+}
+
+# kefalnd is the EFA LNet driver the FSx guide's "Configuring EFA clients" loads; a Lustre
+# client built without it would leave LNet on TCP and the mount slow, not failed.
+# https://docs.aws.amazon.com/fsx/latest/LustreGuide/configure-efa-clients.html
+require_kefalnd() {
+  if [[ "${LUSTRE_EFA_INTERFACES}" == 0 ]]; then
+    return 0
+  fi
+  kernel_module_present kefalnd ||
+    die "kernel $(uname -r) has no EFA LNet module (kefalnd), which EFA-enabled FSx (storage.fsx_lustre.efa) needs; install a Lustre client for this kernel that ships kefalnd from ${LUSTRE_REPO_URL}, pin an AMI whose Lustre client has it (image.ami_id), or set storage.fsx_lustre.efa: false"
+  log "EFA LNet module kefalnd is available for kernel $(uname -r)"
 }
 
 # EFA devices bound to the efa driver, in name order.
