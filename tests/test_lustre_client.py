@@ -195,3 +195,14 @@ def test_unreachable_key_fails_after_bounded_attempts(tmp_path: Path) -> None:
     assert f"cannot download {lustre_client.KEY_URL} after {attempts} attempts" in run.output
     assert not (node.root / lustre_client.KEYRING.lstrip("/")).exists()
     assert abandoned(run)
+
+
+def test_download_that_is_no_key_is_refused(tmp_path: Path) -> None:
+    node = tcp_node(tmp_path, lustre_module=False)
+    served = node.fixtures / Path(lustre_client.KEY_URL).name
+    served.write_text("<Error><Code>AccessDenied</Code></Error>\n")
+    run = node.run("compute", "gpu")
+    assert run.returncode != 0
+    assert f"has fingerprint none, not {LUSTRE_KEY_FINGERPRINT}" in run.output
+    assert not (node.root / lustre_client.KEYRING.lstrip("/")).exists()
+    assert installs(run.calls) == []

@@ -83,12 +83,13 @@ ensure_lustre_client() {
   step load_lustre_module
 }
 
-# Primary-key fingerprints in an armored or binary key file, one a line. GNUPGHOME is a
-# scratch directory: --show-keys imports nothing, but gpg still creates its home.
+# Primary-key fingerprints in an armored or binary key file, one a line; none for a file
+# that holds no key (an error page, say), which then matches no pin. GNUPGHOME is a scratch
+# directory: --show-keys imports nothing, but gpg still creates its home.
 key_fingerprints() {
   local home
   home="$(mktemp -d)"
-  GNUPGHOME="${home}" gpg --batch --show-keys --with-colons "$1" 2>/dev/null |
+  { GNUPGHOME="${home}" gpg --batch --show-keys --with-colons "$1" 2>/dev/null || true; } |
     awk -F: '$1 == "pub" {primary = 1; next} $1 == "fpr" && primary {print $10; primary = 0}'
   rm -rf "${home}"
 }
@@ -156,6 +157,8 @@ load_lustre_module() {
   if [[ "${LUSTRE_EFA_INTERFACES:-0}" == 0 ]]; then
     modprobe lustre
     log "loaded the lustre module"
+  else
+    log "lustre module present; it loads once LNet has its EFA interfaces"
   fi
 }
 
