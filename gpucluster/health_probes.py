@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# slurmd's own limit on HealthCheckProgram (slurm.conf(5), 22.05 to 24.11).
+# slurmd's own limit on HealthCheckProgram: "killed if it does not terminate normally within
+# 60 seconds" (slurm.conf(5), HealthCheckProgram, as shipped with slurm-wlm 22.05.8).
 SLURMD_HEALTHCHECK_LIMIT_SECONDS = 60
 # Left between the worst case and slurmd's limit: bash start-up, awk/grep between probes.
 MARGIN_SECONDS = 10

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from gpucluster import slurm_conf
-from gpucluster.config import ClusterConfig
+from gpucluster.catalog import load_catalog
+from gpucluster.config import ClusterConfig, ComputeGroupConfig, OnDemandCapacity
 from gpucluster.efa import efa_count
 from gpucluster.health_probes import ProbeTimeouts
 from gpucluster.loader import load_config
@@ -231,6 +232,24 @@ class TestOtherFiles:
         gres = slurm_conf.render_slurm_files(cfg).gres_conf
         assert "Name=gpu Type=l40s File=/dev/nvidia[0-7]" in gres.splitlines()
         assert "Name=gpu Type=h100 File=/dev/nvidia[0-7]" in gres.splitlines()
+
+    @pytest.mark.parametrize("instance_type", load_catalog().names())
+    def test_gres_conf_per_instance_type_binds_no_cores(self, instance_type):
+        """AutoDetect=nvml needs gpu_nvml.so, which the distribution's slurm-wlm-basic-plugins
+        lacks (it is slurm-wlm-nvml-plugin); Cores= from one shared line would name cores a
+        smaller size of the same GPU does not have. So: the device files, nothing more."""
+        cfg = load_config(REPO / "examples" / "default.yaml")
+        group = ComputeGroupConfig(
+            name="g", instance_type=instance_type, count=1, capacity=OnDemandCapacity(type="on-demand")
+        )
+        cfg = cfg.model_copy(update={"compute_groups": [group]})
+        instance = group.instance
+        gres = slurm_conf.render_slurm_files(cfg).gres_conf
+        lines = [line for line in gres.splitlines() if not line.startswith("#")]
+        assert lines == [
+            "AutoDetect=off",
+            f"Name=gpu Type={instance.slurm_gpu_type} File=/dev/nvidia[0-{instance.gpu_count - 1}]",
+        ]
 
     def test_fake_devices_for_tests(self):
         cfg = load_config(REPO / "examples" / "default.yaml")
