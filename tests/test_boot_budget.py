@@ -154,6 +154,8 @@ def test_the_hook_heartbeat_timeout_in_the_template_is_the_derived_one(synthesiz
         for group in cfg.compute_groups:
             hooks = asg_for(cluster, group.name)["LifecycleHookSpecificationList"]
             assert [hook["HeartbeatTimeout"] for hook in hooks] == [expected]
+            # Counted from InService, after the hook: the hook covers the boot.
+            assert asg_for(cluster, group.name)["HealthCheckGracePeriod"] == 0
             seen += 1
     assert seen > 0
 
