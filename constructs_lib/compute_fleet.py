@@ -29,7 +29,7 @@ from constructs_lib.efa_launch_template import (
 )
 from constructs_lib.launch_settings import node_tags
 from constructs_lib.nag import acknowledge
-from gpucluster import names
+from gpucluster import boot_budget, names
 from gpucluster.config import (
     CapacityBlockCapacity,
     ClusterConfig,
@@ -37,7 +37,9 @@ from gpucluster.config import (
     OdcrCapacity,
 )
 
-LAUNCH_HOOK_TIMEOUT_SECONDS = 2400
+# The bootstrap's waits plus a margin (gpucluster.boot_budget): a slow but healthy node is
+# not abandoned while it is inside its own waits; it also sends heartbeats while it boots.
+LAUNCH_HOOK_TIMEOUT_SECONDS = boot_budget.heartbeat_timeout()
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,12 @@ class ComputeFleet(Construct):
                 version=template.attr_latest_version_number,
             ),
             health_check_type="EC2",
-            health_check_grace_period=LAUNCH_HOOK_TIMEOUT_SECONDS,
+            # The grace period starts once an instance is InService, i.e. after the launch
+            # hook completed; the hook already covers the boot, so none is needed (EC2 Auto
+            # Scaling guide, "Set the health check grace period": with launch lifecycle
+            # hooks it can be 0). Tying it to the hook kept a node that failed its EC2
+            # status checks after joining in service for that long.
+            health_check_grace_period=0,
             lifecycle_hook_specification_list=[
                 autoscaling.CfnAutoScalingGroup.LifecycleHookSpecificationProperty(
                     lifecycle_hook_name=names.LAUNCH_LIFECYCLE_HOOK,

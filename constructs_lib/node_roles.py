@@ -98,7 +98,11 @@ class NodeRoles(Construct):
             "compute": [
                 iam.PolicyStatement(
                     sid="CompleteOwnLaunch",
-                    actions=["autoscaling:CompleteLifecycleAction"],
+                    # Heartbeats keep the launch hook alive while a slow node boots (lib/heartbeat.sh).
+                    actions=[
+                        "autoscaling:CompleteLifecycleAction",
+                        "autoscaling:RecordLifecycleActionHeartbeat",
+                    ],
                     resources=["*"],
                     conditions={"StringEquals": cluster_tag},
                 ),

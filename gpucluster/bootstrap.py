@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpucluster import health_probes, lustre_client, names, node_logs, slurm_conf
+from gpucluster import boot_budget, health_probes, lustre_client, names, node_logs, slurm_conf
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
 from gpucluster.rendering import TEMPLATE_ROOT, render
@@ -53,15 +53,13 @@ BUNDLE_INSTALL_DIR = "/opt/gpucluster/bundle"
 # "<sha256> <url>" of the bundle the head node runs: written by its user data at boot and by
 # its update timer after each bundle it applied.
 APPLIED_BUNDLE_FILE = "/var/lib/gpucluster/applied-bundle"
-APT_LOCK_TIMEOUT_SECONDS = 1200
 NVME_MOUNT = "/opt/dlami/nvme"
-NVME_TIMEOUT_SECONDS = 600
-# Fabric Manager trains the NVLink fabric at start: seconds on an HGX board, bounded here.
-FABRIC_MANAGER_TIMEOUT_SECONDS = 120
-# Compute and login nodes wait this long for slurmctld, which on a first deployment boots
-# alongside them; compute nodes then wait this long for slurmctld to list them.
-CONTROLLER_TIMEOUT_SECONDS = 900
-REGISTER_TIMEOUT_SECONDS = 300
+# The bootstrap's waits come from gpucluster.boot_budget; these names are kept for callers.
+_WAITS = boot_budget.shell_values()
+APT_LOCK_TIMEOUT_SECONDS = _WAITS["APT_LOCK_TIMEOUT"]
+NVME_TIMEOUT_SECONDS = _WAITS["NVME_TIMEOUT"]
+CONTROLLER_TIMEOUT_SECONDS = _WAITS["CONTROLLER_TIMEOUT"]
+REGISTER_TIMEOUT_SECONDS = _WAITS["REGISTER_TIMEOUT"]
 # slurm.conf keys that `scontrol reconfigure` cannot apply: the head's update restarts
 # slurmctld instead (jobs are kept; state is on EFS). Slurm 22.05.8 was seen to exit on a
 # reconfigure that changed MaxNodeCount ("fatal: MaxNodeCount has changed (5->12) during
@@ -88,9 +86,9 @@ SLURMCTLD_RESTART_KEYS = (
 # (CloudFormation starts a replacement before it deletes the old one) never write one
 # state. A dead head's lock goes when the EFS server drops its NFSv4 lease; a live one
 # stops within this wait because CloudFormation deletes it after the new one is created.
-SLURMCTLD_LOCK_WAIT_SECONDS = 600
+SLURMCTLD_LOCK_WAIT_SECONDS = _WAITS["SLURMCTLD_LOCK_WAIT"]
 # The head's bootstrap waits for the lock and then for slurmctld to read its state.
-SLURMCTLD_START_TIMEOUT_SECONDS = SLURMCTLD_LOCK_WAIT_SECONDS + 120
+SLURMCTLD_START_TIMEOUT_SECONDS = _WAITS["SLURMCTLD_START_TIMEOUT"]
 # flock's exit status when the wait ran out, so the journal says which way it failed.
 SLURMCTLD_LOCK_BUSY_EXIT = 75
 
@@ -264,7 +262,6 @@ def _cluster_conf(
         param_fsx_mount_name=names.storage_parameter(cfg, "fsx_mount_name"),
         fsx_mount_point=fsx.mount_point if fsx is not None else "",
         lustre_repo=lustre_client.repository(cfg),
-        lustre_key_attempts=lustre_client.KEY_ATTEMPTS,
         controller_hostname=slurm_conf.controller_hostname(cfg, site),
         conf_server=slurm_conf.conf_server(cfg, site),
         private_zone=names.private_zone(cfg),
@@ -274,19 +271,13 @@ def _cluster_conf(
         agent_units=agent_units,
         lifecycle_hook=names.LAUNCH_LIFECYCLE_HOOK,
         failure_tag=FAILURE_TAG,
-        apt_lock_timeout=APT_LOCK_TIMEOUT_SECONDS,
+        waits=_WAITS,
         bundle_install_dir=BUNDLE_INSTALL_DIR,
         bundle_parameter=names.bundle_parameter(cfg),
         applied_bundle=APPLIED_BUNDLE_FILE,
         nvme_mount=NVME_MOUNT,
-        nvme_timeout=NVME_TIMEOUT_SECONDS,
         fabric_manager_unit=health_probes.FABRIC_MANAGER_UNIT,
-        fabric_manager_timeout=FABRIC_MANAGER_TIMEOUT_SECONDS,
-        controller_timeout=CONTROLLER_TIMEOUT_SECONDS,
-        register_timeout=REGISTER_TIMEOUT_SECONDS,
-        slurmctld_lock_wait=SLURMCTLD_LOCK_WAIT_SECONDS,
         slurmctld_restart_keys=SLURMCTLD_RESTART_KEYS,
-        slurmctld_start_timeout=SLURMCTLD_START_TIMEOUT_SECONDS,
         slurmctld_lock_busy_exit=SLURMCTLD_LOCK_BUSY_EXIT,
         kernel_hold=KERNEL_HOLD_PACKAGES,
         unattended_blacklist=UNATTENDED_BLACKLIST,

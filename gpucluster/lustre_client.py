@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpucluster import boot_budget
 from gpucluster.config import ClusterConfig
 
 
@@ -31,8 +32,8 @@ UBUNTU_SUITE = "noble"
 # The guide's paths, so a node set up by hand and one set up by us look the same.
 KEYRING = "/usr/share/keyrings/fsx-ubuntu-public-key.gpg"
 SOURCES_LIST = "/etc/apt/sources.list.d/fsxlustreclientrepo.list"
-# Attempts at the key download; each retry waits 5 s longer than the one before.
-KEY_ATTEMPTS = 5
+# Attempts at the key download (each retry waits RETRY_BACKOFF longer): in the boot budget.
+KEY_ATTEMPTS = boot_budget.shell_values()["LUSTRE_KEY_ATTEMPTS"]
 
 
 def repository(cfg: ClusterConfig) -> LustreRepository:

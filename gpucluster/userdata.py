@@ -15,7 +15,7 @@ import tarfile
 from dataclasses import dataclass
 from typing import Literal
 
-from gpucluster import names
+from gpucluster import boot_budget, names
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.rendering import render
 
@@ -93,6 +93,9 @@ def render_user_data(
         bundle_dir=BUNDLE_INSTALL_DIR,
         bundle_parameter=names.bundle_parameter(cfg),
         applied_bundle=APPLIED_BUNDLE_FILE,
+        # Its retries are part of the boot budget; rendered, since it sources no config.
+        attempts=" ".join(str(n) for n in range(1, boot_budget.USER_DATA_RETRIES + 1)),
+        retry_backoff=boot_budget.RETRY_BACKOFF,
     )
     size = len(script.encode())
     if size > USER_DATA_LIMIT:

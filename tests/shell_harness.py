@@ -223,6 +223,11 @@ case "$1 $2" in
   "ec2 create-tags") ;;
   "autoscaling describe-auto-scaling-instances") echo "$SIM_ASG" ;;
   "autoscaling complete-lifecycle-action") ;;
+  "autoscaling record-lifecycle-action-heartbeat")
+    [[ -z "${SIM_HEARTBEAT_FAIL:-}" ]] || {
+      echo "An error occurred (AccessDenied) when calling RecordLifecycleActionHeartbeat" >&2
+      exit 254
+    } ;;
   *) echo "aws stub: unexpected $*" >&2; exit 1 ;;
 esac
 """,
@@ -341,7 +346,13 @@ case "$1 ${2:-}" in
 esac
 """,
     "nc": r"""[[ -z "${SIM_CONTROLLER_DOWN:-}" ]]""",
-    "sleep": "exit 0\n",
+    # Returns at once, except a sleep of SIM_REAL_SLEEP_FOR seconds, which really sleeps
+    # SIM_REAL_SLEEP_SECONDS (bash's read -t: the allowlist has no sleep).
+    "sleep": r"""
+if [[ "$1" == "${SIM_REAL_SLEEP_FOR:-none}" ]]; then
+  read -rt "${SIM_REAL_SLEEP_SECONDS}" <> <(:) || true
+fi
+""",
 }
 
 

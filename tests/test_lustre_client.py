@@ -58,7 +58,7 @@ def test_missing_module_is_installed_from_the_fsx_repository_with_the_pinned_key
     # The dearmored key, written only after its fingerprint matched the pin.
     assert keyring.read_text() == f"binary pub {LUSTRE_KEY_FINGERPRINT}\n"
     assert (node.root / lustre_client.SOURCES_LIST.lstrip("/")).read_text() == SOURCE_LINE + "\n"
-    fetch = run.index("curl -fsSL --connect-timeout 10 --max-time 60 -o")
+    fetch = run.index("curl -fsSL --max-time 60 -o")
     show = run.index("gpg --batch --show-keys --with-colons")
     dearmor = run.index("gpg --batch --yes --dearmor")
     install = run.index(

@@ -16,6 +16,8 @@ source "${BUNDLE_DIR}/conf/cluster.sh"
 source "${BUNDLE_DIR}/lib/common.sh"
 # shellcheck source=../lib/failure.sh
 source "${BUNDLE_DIR}/lib/failure.sh"
+# shellcheck source=../lib/heartbeat.sh
+source "${BUNDLE_DIR}/lib/heartbeat.sh"
 # shellcheck source=../lib/system.sh
 source "${BUNDLE_DIR}/lib/system.sh"
 # shellcheck source=../lib/packages.sh

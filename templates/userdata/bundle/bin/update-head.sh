@@ -34,12 +34,12 @@ readonly NEXT_ARCHIVE="${R}${BUNDLE_INSTALL_DIR}.next.tar.gz"
 # Holds reconfigure or restart while a bundle's files are installed but not yet applied, so
 # a run after a failed reconfigure or restart still applies them (the files no longer differ).
 readonly PENDING="${R}${APPLIED_BUNDLE}.pending"
-# Every AWS or Slurm call is cut off after this, and retried at most 3 times.
-readonly CALL_TIMEOUT=60
+# Every AWS or Slurm call is cut off after HEAD_UPDATE_CALL_TIMEOUT and retried at most
+# HEAD_UPDATE_RETRIES times (gpucluster.boot_budget).
 
 read_pointer() {
   local pointer
-  pointer="$(timeout "${CALL_TIMEOUT}" aws --region "${REGION}" ssm get-parameter \
+  pointer="$(timeout "${HEAD_UPDATE_CALL_TIMEOUT}" aws --region "${REGION}" ssm get-parameter \
     --name "${BUNDLE_PARAMETER}" --query Parameter.Value --output text)" ||
     die "cannot read SSM parameter ${BUNDLE_PARAMETER}; the head role needs ssm:GetParameter on it; the next run retries"
   read -r WANT_SHA256 WANT_URL <<<"${pointer}"
@@ -54,7 +54,7 @@ applied_pointer() { cat "${R}${APPLIED_BUNDLE}" 2>/dev/null || true; }
 fetch_bundle() {
   rm -rf "${NEXT_DIR}" "${NEXT_ARCHIVE}"
   mkdir -p "$(dirname "${NEXT_ARCHIVE}")"
-  retry 3 timeout "${CALL_TIMEOUT}" aws --region "${REGION}" s3 cp --only-show-errors \
+  retry "${HEAD_UPDATE_RETRIES}" timeout "${HEAD_UPDATE_CALL_TIMEOUT}" aws --region "${REGION}" s3 cp --only-show-errors \
     "${WANT_URL}" "${NEXT_ARCHIVE}" ||
     die "cannot download ${WANT_URL}; the head role's s3:GetObject follows the bundle in the same stack update, so a run during the update may fail once; the next run retries"
   log "downloaded ${WANT_URL}"
@@ -115,7 +115,7 @@ apply_slurm_config() {
     log "slurmctld restarted with the new configuration"
     return 0
   fi
-  retry 3 timeout "${CALL_TIMEOUT}" scontrol reconfigure ||
+  retry "${HEAD_UPDATE_RETRIES}" timeout "${HEAD_UPDATE_CALL_TIMEOUT}" scontrol reconfigure ||
     die "'scontrol reconfigure' failed; the new files are in /etc/slurm; see /var/log/slurm/slurmctld.log, then run 'scontrol reconfigure' (or 'systemctl restart slurmctld', which keeps jobs)"
   log "slurmctld reconfigured"
 }

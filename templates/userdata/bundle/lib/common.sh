@@ -59,7 +59,7 @@ retry() {
       return 0
     fi
     log "attempt ${attempt}/${attempts} of '$1' failed"
-    sleep $((attempt * 5))
+    sleep "$((attempt * RETRY_BACKOFF))"
   done
   return 1
 }
@@ -77,7 +77,7 @@ imds() {
 }
 
 instance_id() {
-  retry 5 imds instance-id ||
+  retry "${AWS_RETRIES}" imds instance-id ||
     die "cannot read the instance id from IMDSv2; is the metadata service enabled with tokens?"
 }
 

@@ -27,6 +27,10 @@ on_error() {
 on_exit() {
   local status=$?
   trap - EXIT ERR
+  # The heartbeat loop (lib/heartbeat.sh) must not outlive the bootstrap, on success or not.
+  if [[ -n "${HEARTBEAT_PID:-}" ]]; then
+    stop_heartbeat
+  fi
   if ((status == 0)); then
     return 0
   fi

@@ -24,8 +24,8 @@ start_fabric_manager() {
     if ((waited >= FABRIC_MANAGER_TIMEOUT)); then
       die "${FABRIC_MANAGER_UNIT} is not active after ${FABRIC_MANAGER_TIMEOUT} s; without it CUDA cannot use this NVSwitch node's GPUs. See 'journalctl -u ${FABRIC_MANAGER_UNIT}' and /var/log/fabricmanager.log (its version must match the driver's), then rerun $0"
     fi
-    sleep 2
-    waited=$((waited + 2))
+    sleep "${FABRIC_MANAGER_POLL}"
+    waited=$((waited + FABRIC_MANAGER_POLL))
   done
   log "${FABRIC_MANAGER_UNIT} is active"
 }

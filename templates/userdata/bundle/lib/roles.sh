@@ -45,8 +45,8 @@ wait_for_nvme() {
     if ((waited >= NVME_TIMEOUT)); then
       die "${NVME_MOUNT} is not mounted after ${NVME_TIMEOUT} s; Enroot needs local NVMe. See 'journalctl -u dlami-nvme' and 'lsblk'"
     fi
-    sleep 5
-    waited=$((waited + 5))
+    sleep "${NVME_POLL}"
+    waited=$((waited + NVME_POLL))
   done
   log "${NVME_MOUNT} is mounted"
 }
@@ -67,6 +67,7 @@ complete_join() {
     return 0
   fi
   if complete_launch CONTINUE; then
+    stop_heartbeat
     mkdir -p "${STATE_DIR}"
     touch "${LIFECYCLE_MARKER}"
   else
@@ -134,6 +135,7 @@ run_login() {
 
 run_compute() {
   ROLE_TREE="files/compute-${GROUP}"
+  step start_heartbeat
   step wait_for_apt_locks
   step start_log_shipping
   step pin_kernel

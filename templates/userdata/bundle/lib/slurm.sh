@@ -83,14 +83,14 @@ verify_slurmctld() {
     if ((waited % 60 == 0)); then
       log "waiting for slurmctld (it starts once it holds $(slurmctld_lock))"
     fi
-    sleep 5
-    waited=$((waited + 5))
+    sleep "${SLURMCTLD_START_POLL}"
+    waited=$((waited + SLURMCTLD_START_POLL))
   done
   log "slurmctld answers"
 }
 
 controller_reachable() {
-  nc -z -w 5 "${CONF_SERVER%:*}" "${CONF_SERVER##*:}" >/dev/null 2>&1
+  nc -z -w "${CONTROLLER_PROBE_TIMEOUT}" "${CONF_SERVER%:*}" "${CONF_SERVER##*:}" >/dev/null 2>&1
 }
 
 # slurmd and sackd fetch their configuration from slurmctld, and on a first deployment the
@@ -102,8 +102,8 @@ wait_for_controller() {
       die "slurmctld at ${CONF_SERVER} did not answer within ${CONTROLLER_TIMEOUT} s; check the head node (its ${FAILURE_TAG} tag and /var/log/gpucluster-bootstrap.log), the private DNS record, and that security groups allow TCP ${CONF_SERVER##*:} from this node"
     fi
     log "waiting for slurmctld at ${CONF_SERVER}"
-    sleep 10
-    waited=$((waited + 10))
+    sleep "${CONTROLLER_POLL}"
+    waited=$((waited + CONTROLLER_POLL))
   done
   log "slurmctld at ${CONF_SERVER} answers"
 }
@@ -143,8 +143,8 @@ wait_for_registration() {
       log "${NODE_NAME} is registered (${state})"
       return 0
     fi
-    sleep 10
-    waited=$((waited + 10))
+    sleep "${REGISTER_POLL}"
+    waited=$((waited + REGISTER_POLL))
   done
   die "${NODE_NAME} did not register with slurmctld within ${REGISTER_TIMEOUT} s; see /var/log/slurm/slurmd.log"
 }
@@ -175,7 +175,7 @@ Domains=${PRIVATE_ZONE}"; then
 }
 
 verify_slurm_client() {
-  retry 6 scontrol ping >/dev/null ||
+  retry "${SLURM_PING_RETRIES}" scontrol ping >/dev/null ||
     die "Slurm commands on this node cannot reach slurmctld at ${CONF_SERVER}; see 'journalctl -u sackd'"
   log "Slurm commands reach slurmctld"
 }

@@ -12,8 +12,8 @@ wait_for_apt_locks() {
       die "apt/dpkg locks still held after ${APT_LOCK_TIMEOUT} s; see 'ps aux | grep -e apt -e dpkg' and rerun $0"
     fi
     log "apt/dpkg locks are held (apt-daily or unattended-upgrades); waiting"
-    sleep 10
-    waited=$((waited + 10))
+    sleep "${APT_LOCK_POLL}"
+    waited=$((waited + APT_LOCK_POLL))
   done
 }
 
