@@ -259,3 +259,32 @@ def test_a_failed_boot_stops_the_loop_and_abandons(tmp_path: Path) -> None:
     assert time.monotonic() - started < 50
     assert "lifecycle heartbeats stopped" in run.output
     assert "--lifecycle-action-result ABANDON" in "\n".join(run.calls)
+
+
+def retries_of_a_boot(tmp_path: Path, role: str) -> dict[str, int]:
+    """How often a successful boot of `role` calls `retry` with each budget name."""
+    cfg = with_fixture_checksums(load_config(REPO / "examples" / "default.yaml"))
+    node = Node(tmp_path, cfg)
+    common = node.bundle / "lib" / "common.sh"
+    original = '  local attempts="${!1}" attempt\n'
+    text = common.read_text()
+    assert original in text
+    common.write_text(text.replace(original, original + '  echo "$1" >>"$SIM_STATE/retries"\n'))
+    run = node.run(role, "gpu" if role == "compute" else None)
+    assert run.returncode == 0, run.output
+    counts: dict[str, int] = {}
+    for name in (node.state / "retries").read_text().split():
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+@pytest.mark.parametrize("role", boot_budget.ROLES)
+def test_the_budget_counts_every_retried_call_of_a_boot(tmp_path: Path, role: str) -> None:
+    counted = {retry.name: retry.calls.get(role, 0) for retry in boot_budget.RETRIES}
+    seen = retries_of_a_boot(tmp_path, role)
+    assert seen, "the instrumented retry was never called"
+    for name, calls in seen.items():
+        assert name in counted, f"{name} is not a boot retry of the budget"
+        assert calls <= counted[name], (
+            f"{role}: {name} is called {calls} times, budget counts {counted[name]}"
+        )

@@ -51,8 +51,10 @@ ensure_line() {
   fi
 }
 
+# retry NAME cmd...: NAME is a retry count of the boot budget (conf/cluster.sh), so every
+# retry is accounted for in gpucluster.boot_budget.
 retry() {
-  local attempts="$1" attempt
+  local attempts="${!1}" attempt
   shift
   for ((attempt = 1; attempt <= attempts; attempt++)); do
     if "$@"; then
@@ -77,7 +79,7 @@ imds() {
 }
 
 instance_id() {
-  retry "${AWS_RETRIES}" imds instance-id ||
+  retry AWS_RETRIES imds instance-id ||
     die "cannot read the instance id from IMDSv2; is the metadata service enabled with tokens?"
 }
 

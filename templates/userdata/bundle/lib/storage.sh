@@ -5,7 +5,7 @@
 # stack's parameters.
 read_storage_parameters() {
   local listing name value
-  listing="$(retry "${AWS_RETRIES}" aws --region "${REGION}" ssm get-parameters-by-path \
+  listing="$(retry AWS_RETRIES aws --region "${REGION}" ssm get-parameters-by-path \
     --path "${STORAGE_PARAMETER_PATH}" --query 'Parameters[].[Name,Value]' --output text)" ||
     die "cannot read ${STORAGE_PARAMETER_PATH} from SSM; the instance role needs ssm:GetParametersByPath on it"
   EFS_ID="" FSX_DNS_NAME="" FSX_MOUNT_NAME="" MUNGE_SECRET=""
@@ -34,7 +34,7 @@ mount_fstab_entry() {
     log "${mount_point} is already mounted"
     return 0
   fi
-  retry "${MOUNT_RETRIES}" mount "${R}${mount_point}" ||
+  retry MOUNT_RETRIES mount "${R}${mount_point}" ||
     die "cannot mount ${mount_point} ($(awk '{print $1}' <<<"${entry}")); check the security groups allow NFS (2049) / Lustre (988) from this node"
 }
 
