@@ -288,3 +288,12 @@ def test_the_budget_counts_every_retried_call_of_a_boot(tmp_path: Path, role: st
         assert calls <= counted[name], (
             f"{role}: {name} is called {calls} times, budget counts {counted[name]}"
         )
+
+
+def test_a_node_that_cannot_find_its_group_boots_without_heartbeats(tmp_path: Path) -> None:
+    node = loop_node(tmp_path, SIM_ASG="None")
+    run = node.run("compute", "gpu")
+    assert run.returncode == 0, run.output
+    assert "cannot find this instance's Auto Scaling group; no lifecycle heartbeats" in run.output
+    assert heartbeats(run.calls) == []
+    assert "systemctl start slurmd" in run.calls
