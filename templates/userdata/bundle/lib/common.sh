@@ -54,6 +54,8 @@ ensure_line() {
 # retry NAME cmd...: NAME is a retry count of the boot budget (conf/cluster.sh), so every
 # retry is accounted for in gpucluster.boot_budget.
 retry() {
+  [[ "$1" =~ ^[A-Z][A-Z_]*$ ]] ||
+    die "retry: '$1' is not the name of an attempt count in conf/cluster.sh (gpucluster.boot_budget); the bundle is inconsistent, redeploy"
   local attempts="${!1}" attempt
   shift
   for ((attempt = 1; attempt <= attempts; attempt++)); do
