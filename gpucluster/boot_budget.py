@@ -52,7 +52,10 @@ class Retry:
 
     name: str
     attempts: int
-    # How many times one boot of each role calls a retried command of this kind.
+    # How many times one boot of each role calls a retried command of this kind: what a
+    # boot in tests/shell_harness.py calls (tests/test_boot_budget.py checks), plus the
+    # CloudWatch agent's download and install where the image lacks it, plus the instance
+    # id that a failing compute node reads once more to tag itself.
     calls: dict[Role, int]
     why: str
     # The longest one attempt may take (curl --max-time), when the command bounds itself;
@@ -123,7 +126,7 @@ RETRIES: tuple[Retry, ...] = (
     Retry(
         "PACKAGE_RETRIES",
         3,
-        {"head": 2, "login": 4, "compute": 4},
+        {"head": 3, "login": 4, "compute": 4},
         "apt-get update and install, the Enroot packages and the CloudWatch agent",
     ),
     Retry(
@@ -137,7 +140,7 @@ RETRIES: tuple[Retry, ...] = (
     Retry(
         "AWS_RETRIES",
         5,
-        {"head": 3, "login": 3, "compute": 5},
+        {"head": 3, "login": 3, "compute": 8},
         "instance metadata and SSM reads (instance id, storage parameters, log config)",
     ),
     Retry(

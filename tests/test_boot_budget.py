@@ -60,6 +60,9 @@ def wait_problems(scripts: dict[str, str], budget: set[str] | None = None) -> li
         for number, line in enumerate(code_lines(text), start=1):
             for match in WAIT_ARGUMENT.finditer(line):
                 argument = match.group(2) or match.group(4)
+                if match.group(1) == "retry" and not re.fullmatch(r"[A-Z][A-Z_]*", argument):
+                    problems.append(f"{path}:{number}: retry takes a budget name {line.strip()!r}")
+                    continue
                 used = names_in(argument) - {"attempt", "waited", "beat"}
                 if re.search(r"(?<![A-Za-z_])\d", argument):
                     problems.append(f"{path}:{number}: literal wait {line.strip()!r}")
@@ -119,9 +122,15 @@ def test_a_new_literal_wait_fails_the_scan() -> None:
         "lib/new.sh": "wait_for_thing() {\n  local waited=0\n  until thing; do\n    sleep 7\n  done\n}\n",
         "lib/new2.sh": 'fetch() { retry 4 curl -o x "$1"; }\n',
         "lib/new3.sh": 'fetch() { timeout "${SOME_SECONDS}" aws s3 cp a b; }\n',
+        "lib/new4.sh": 'fetch() { retry "${PACKAGE_RETRIES}" curl -o x "$1"; }\n',
     }
     problems = wait_problems({**scripts, **added})
-    assert [p.split(":")[0] for p in problems] == ["lib/new.sh", "lib/new2.sh", "lib/new3.sh"]
+    assert [p.split(":")[0] for p in problems] == [
+        "lib/new.sh",
+        "lib/new2.sh",
+        "lib/new3.sh",
+        "lib/new4.sh",
+    ]
     assert unbounded_polls({**scripts, **added}) == ["lib/new.sh:3: polling loop without a budget limit"]
 
 
@@ -259,3 +268,52 @@ def test_a_failed_boot_stops_the_loop_and_abandons(tmp_path: Path) -> None:
     assert time.monotonic() - started < 50
     assert "lifecycle heartbeats stopped" in run.output
     assert "--lifecycle-action-result ABANDON" in "\n".join(run.calls)
+
+
+def retries_of_a_boot(tmp_path: Path, role: str) -> dict[str, int]:
+    """How often a successful boot of `role` calls `retry` with each budget name."""
+    cfg = with_fixture_checksums(load_config(REPO / "examples" / "default.yaml"))
+    node = Node(tmp_path, cfg)
+    common = node.bundle / "lib" / "common.sh"
+    original = '  local attempts="${!1}" attempt\n'
+    text = common.read_text()
+    assert original in text
+    common.write_text(text.replace(original, original + '  echo "$1" >>"$SIM_STATE/retries"\n'))
+    run = node.run(role, "gpu" if role == "compute" else None)
+    assert run.returncode == 0, run.output
+    counts: dict[str, int] = {}
+    for name in (node.state / "retries").read_text().split():
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+@pytest.mark.parametrize("role", boot_budget.ROLES)
+def test_the_budget_counts_every_retried_call_of_a_boot(tmp_path: Path, role: str) -> None:
+    counted = {retry.name: retry.calls.get(role, 0) for retry in boot_budget.RETRIES}
+    seen = retries_of_a_boot(tmp_path, role)
+    assert seen, "the instrumented retry was never called"
+    for name, calls in seen.items():
+        assert name in counted, f"{name} is not a boot retry of the budget"
+        assert calls <= counted[name], (
+            f"{role}: {name} is called {calls} times, budget counts {counted[name]}"
+        )
+
+
+def test_a_node_that_cannot_find_its_group_boots_without_heartbeats(tmp_path: Path) -> None:
+    node = loop_node(tmp_path, SIM_ASG="None")
+    run = node.run("compute", "gpu")
+    assert run.returncode == 0, run.output
+    assert "cannot find this instance's Auto Scaling group; no lifecycle heartbeats" in run.output
+    assert heartbeats(run.calls) == []
+    assert "systemctl start slurmd" in run.calls
+
+
+def test_retry_with_a_value_instead_of_a_name_fails_loudly(tmp_path: Path) -> None:
+    node = loop_node(tmp_path)
+    script = node.bundle / "bin" / "retry-value.sh"
+    script.write_text(LOOP_ONLY.split("start_heartbeat")[0] + "retry 3 true\necho not reached\n")
+    script.chmod(0o755)
+    run = node.run_script("bin/retry-value.sh")
+    assert run.returncode != 0
+    assert "retry: '3' is not the name of an attempt count" in run.output
+    assert "not reached" not in run.output

@@ -54,7 +54,7 @@ applied_pointer() { cat "${R}${APPLIED_BUNDLE}" 2>/dev/null || true; }
 fetch_bundle() {
   rm -rf "${NEXT_DIR}" "${NEXT_ARCHIVE}"
   mkdir -p "$(dirname "${NEXT_ARCHIVE}")"
-  retry "${HEAD_UPDATE_RETRIES}" timeout "${HEAD_UPDATE_CALL_TIMEOUT}" aws --region "${REGION}" s3 cp --only-show-errors \
+  retry HEAD_UPDATE_RETRIES timeout "${HEAD_UPDATE_CALL_TIMEOUT}" aws --region "${REGION}" s3 cp --only-show-errors \
     "${WANT_URL}" "${NEXT_ARCHIVE}" ||
     die "cannot download ${WANT_URL}; the head role's s3:GetObject follows the bundle in the same stack update, so a run during the update may fail once; the next run retries"
   log "downloaded ${WANT_URL}"
@@ -115,7 +115,7 @@ apply_slurm_config() {
     log "slurmctld restarted with the new configuration"
     return 0
   fi
-  retry "${HEAD_UPDATE_RETRIES}" timeout "${HEAD_UPDATE_CALL_TIMEOUT}" scontrol reconfigure ||
+  retry HEAD_UPDATE_RETRIES timeout "${HEAD_UPDATE_CALL_TIMEOUT}" scontrol reconfigure ||
     die "'scontrol reconfigure' failed; the new files are in /etc/slurm; see /var/log/slurm/slurmctld.log, then run 'scontrol reconfigure' (or 'systemctl restart slurmctld', which keeps jobs)"
   log "slurmctld reconfigured"
 }

@@ -51,8 +51,12 @@ ensure_line() {
   fi
 }
 
+# retry NAME cmd...: NAME is a retry count of the boot budget (conf/cluster.sh), so every
+# retry is accounted for in gpucluster.boot_budget.
 retry() {
-  local attempts="$1" attempt
+  [[ "$1" =~ ^[A-Z][A-Z_]*$ ]] ||
+    die "retry: '$1' is not the name of an attempt count in conf/cluster.sh (gpucluster.boot_budget); the bundle is inconsistent, redeploy"
+  local attempts="${!1}" attempt
   shift
   for ((attempt = 1; attempt <= attempts; attempt++)); do
     if "$@"; then
@@ -77,7 +81,7 @@ imds() {
 }
 
 instance_id() {
-  retry "${AWS_RETRIES}" imds instance-id ||
+  retry AWS_RETRIES imds instance-id ||
     die "cannot read the instance id from IMDSv2; is the metadata service enabled with tokens?"
 }
 

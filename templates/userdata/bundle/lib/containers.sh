@@ -12,7 +12,7 @@ fetch_verified() {
   if [[ -f "${file}" ]] && sha256sum --check --status <<<"${sha256}  ${file}"; then
     return 0
   fi
-  retry "${DOWNLOAD_RETRIES}" curl -fsSL --retry "${DOWNLOAD_RETRIES}" -o "${file}.part" "${url}" ||
+  retry DOWNLOAD_RETRIES curl -fsSL --retry "${DOWNLOAD_RETRIES}" -o "${file}.part" "${url}" ||
     die "cannot download ${url}; the node needs outbound HTTPS (NAT gateway)"
   if ! sha256sum --check --status <<<"${sha256}  ${file}.part"; then
     local got
@@ -33,7 +33,7 @@ install_enroot() {
   fetch_verified "${ENROOT_URL}" "${ENROOT_DEB}" "${ENROOT_SHA256}"
   fetch_verified "${ENROOT_CAPS_URL}" "${ENROOT_CAPS_DEB}" "${ENROOT_CAPS_SHA256}"
   apt_update_once
-  retry "${PACKAGE_RETRIES}" apt_get install -y -q --no-install-recommends \
+  retry PACKAGE_RETRIES apt_get install -y -q --no-install-recommends \
     "${DOWNLOAD_DIR}/${ENROOT_DEB}" "${DOWNLOAD_DIR}/${ENROOT_CAPS_DEB}" "${ENROOT_DEPENDENCIES[@]}"
   hold_packages enroot enroot+caps
   log "Enroot ${ENROOT_VERSION} installed"

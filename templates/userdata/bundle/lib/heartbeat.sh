@@ -48,7 +48,10 @@ start_heartbeat() {
     log "WARNING: cannot find this instance's Auto Scaling group; no lifecycle heartbeats, so the hook's HeartbeatTimeout alone bounds this boot"
     return 0
   fi
-  iid="$(instance_id)"
+  if ! iid="$(instance_id)"; then
+    log "WARNING: cannot read the instance id; no lifecycle heartbeats"
+    return 0
+  fi
   heartbeat_loop "${asg}" "${iid}" &
   HEARTBEAT_PID=$!
   log "lifecycle heartbeats every ${HEARTBEAT_INTERVAL} s for ${asg} (pid ${HEARTBEAT_PID})"

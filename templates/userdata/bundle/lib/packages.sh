@@ -17,7 +17,7 @@ update_package_lists() {
 
 apt_update_once() {
   if [[ "${APT_UPDATED}" == no ]]; then
-    retry "${PACKAGE_RETRIES}" update_package_lists
+    retry PACKAGE_RETRIES update_package_lists
     APT_UPDATED=yes
   fi
 }
@@ -86,7 +86,7 @@ install_packages() {
   if ((${#missing[@]} > 0)); then
     apt_update_once
     log "installing ${missing[*]}"
-    retry "${PACKAGE_RETRIES}" apt_get install -y -q --no-install-recommends "${missing[@]}"
+    retry PACKAGE_RETRIES apt_get install -y -q --no-install-recommends "${missing[@]}"
   fi
   hold_packages "${slurm_packages[@]}" munge
   log "Slurm ${SLURM_VERSION} installed: ${slurm_packages[*]}"

@@ -175,7 +175,7 @@ Domains=${PRIVATE_ZONE}"; then
 }
 
 verify_slurm_client() {
-  retry "${SLURM_PING_RETRIES}" scontrol ping >/dev/null ||
+  retry SLURM_PING_RETRIES scontrol ping >/dev/null ||
     die "Slurm commands on this node cannot reach slurmctld at ${CONF_SERVER}; see 'journalctl -u sackd'"
   log "Slurm commands reach slurmctld"
 }

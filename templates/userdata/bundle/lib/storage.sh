@@ -5,7 +5,7 @@
 # stack's parameters.
 read_storage_parameters() {
   local listing name value
-  listing="$(retry "${AWS_RETRIES}" aws --region "${REGION}" ssm get-parameters-by-path \
+  listing="$(retry AWS_RETRIES aws --region "${REGION}" ssm get-parameters-by-path \
     --path "${STORAGE_PARAMETER_PATH}" --query 'Parameters[].[Name,Value]' --output text)" ||
     die "cannot read ${STORAGE_PARAMETER_PATH} from SSM; the instance role needs ssm:GetParametersByPath on it"
   EFS_ID="" FSX_DNS_NAME="" FSX_MOUNT_NAME="" MUNGE_SECRET=""
@@ -34,7 +34,7 @@ mount_fstab_entry() {
     log "${mount_point} is already mounted"
     return 0
   fi
-  retry "${MOUNT_RETRIES}" mount "${R}${mount_point}" ||
+  retry MOUNT_RETRIES mount "${R}${mount_point}" ||
     die "cannot mount ${mount_point} ($(awk '{print $1}' <<<"${entry}")); check the security groups allow NFS (2049) / Lustre (988) from this node"
 }
 
@@ -116,7 +116,7 @@ add_lustre_repository() {
   else
     work="$(mktemp -d)"
     key="${work}/fsx-ubuntu-public-key.asc"
-    retry "${LUSTRE_KEY_ATTEMPTS}" fetch_lustre_repository_key "${key}" ||
+    retry LUSTRE_KEY_ATTEMPTS fetch_lustre_repository_key "${key}" ||
       die "cannot download ${LUSTRE_REPO_KEY_URL} after ${LUSTRE_KEY_ATTEMPTS} attempts; the node needs HTTPS to S3 (NAT gateway or S3 endpoint)"
     if ! key_has_pinned_fingerprint "${key}"; then
       found="$(key_fingerprints "${key}")"
@@ -145,7 +145,7 @@ install_lustre_client_modules() {
   fi
   # lustre-client-utils is named so that mount.lustre comes with the module; the module
   # package depends on the matching utils version, so apt picks that one.
-  retry "${PACKAGE_RETRIES}" apt_get install -y -q --no-install-recommends "${package}" lustre-client-utils ||
+  retry PACKAGE_RETRIES apt_get install -y -q --no-install-recommends "${package}" lustre-client-utils ||
     die "apt-get could not install ${package}; see the apt output above"
   log "installed ${package}"
 }
