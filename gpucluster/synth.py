@@ -33,16 +33,12 @@ def cdk_context() -> dict[str, object]:
     return dict(json.loads(CDK_JSON.read_text())["context"])
 
 
-def build_app(cfg: ClusterConfig, outdir: str | None = None, context: dict | None = None):
+def new_app(outdir: str | None = None, context: dict | None = None):
+    """The App every gpucluster synth starts from; `make bench` times an empty one as the floor."""
     use_wheel_node()
     import aws_cdk as cdk
-    from cdk_nag import AwsSolutionsChecks
 
-    from stacks.cluster_stack import ClusterStack
-    from stacks.network_stack import NetworkStack
-    from stacks.storage_stack import StorageStack
-
-    app = cdk.App(
+    return cdk.App(
         outdir=outdir,
         context=context,
         analytics_reporting=False,
@@ -52,6 +48,18 @@ def build_app(cfg: ClusterConfig, outdir: str | None = None, context: dict | Non
         # example CI workflow with zero errors and zero warnings, is the check of record.
         builtin_cloud_formation_validation=False,
     )
+
+
+def build_app(cfg: ClusterConfig, outdir: str | None = None, context: dict | None = None):
+    use_wheel_node()
+    import aws_cdk as cdk
+    from cdk_nag import AwsSolutionsChecks
+
+    from stacks.cluster_stack import ClusterStack
+    from stacks.network_stack import NetworkStack
+    from stacks.storage_stack import StorageStack
+
+    app = new_app(outdir, context)
     env = cdk.Environment(account=cfg.account, region=cfg.region)
     stack_names = names.stack_names(cfg)
     description = f"gpucluster {cfg.name}"
