@@ -33,16 +33,12 @@ def cdk_context() -> dict[str, object]:
     return dict(json.loads(CDK_JSON.read_text())["context"])
 
 
-def build_app(cfg: ClusterConfig, outdir: str | None = None, context: dict | None = None):
+def new_app(outdir: str | None = None, context: dict | None = None):
+    """The App every gpucluster synth starts from; `make bench` times an empty one as the floor."""
     use_wheel_node()
     import aws_cdk as cdk
-    from cdk_nag import AwsSolutionsChecks
 
-    from stacks.cluster_stack import ClusterStack
-    from stacks.network_stack import NetworkStack
-    from stacks.storage_stack import StorageStack
-
-    app = cdk.App(
+    return cdk.App(
         outdir=outdir,
         context=context,
         analytics_reporting=False,
@@ -52,6 +48,19 @@ def build_app(cfg: ClusterConfig, outdir: str | None = None, context: dict | Non
         # example CI workflow with zero errors and zero warnings, is the check of record.
         builtin_cloud_formation_validation=False,
     )
+
+
+def build_app(cfg: ClusterConfig, outdir: str | None = None, context: dict | None = None, nag: bool = True):
+    """The cluster's app; `nag=False` leaves cdk-nag out entirely (its import and its checks
+    cost about a quarter of a default synth), which `make bench` uses to show that cost."""
+    use_wheel_node()
+    import aws_cdk as cdk
+
+    from stacks.cluster_stack import ClusterStack
+    from stacks.network_stack import NetworkStack
+    from stacks.storage_stack import StorageStack
+
+    app = new_app(outdir, context)
     env = cdk.Environment(account=cfg.account, region=cfg.region)
     stack_names = names.stack_names(cfg)
     description = f"gpucluster {cfg.name}"
@@ -84,7 +93,11 @@ def build_app(cfg: ClusterConfig, outdir: str | None = None, context: dict | Non
     ).add_stack_dependency(storage, "nodes mount the file systems at boot")
     for key, value in {**cfg.tags, "gpucluster:cluster": cfg.name}.items():
         cdk.Tags.of(app).add(key, value)
-    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    if nag:
+        # Imported only here: loading cdk-nag makes Node load some 40 more aws-cdk-lib modules.
+        from cdk_nag import AwsSolutionsChecks
+
+        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     return app
 
 
@@ -116,8 +129,8 @@ def cdk_app_main() -> None:
         raise SystemExit(2) from None
 
 
-def synthesize(cfg: ClusterConfig, outdir: str | Path) -> SynthResult:
-    app = build_app(cfg, outdir=str(outdir), context=cdk_context())
+def synthesize(cfg: ClusterConfig, outdir: str | Path, nag: bool = True) -> SynthResult:
+    app = build_app(cfg, outdir=str(outdir), context=cdk_context(), nag=nag)
     assembly = app.synth()
     templates = {stack.stack_name: stack.template for stack in assembly.stacks}
     return SynthResult(outdir=Path(assembly.directory), templates=templates)

@@ -46,8 +46,8 @@ class ClusterStack(cdk.Stack):
             "Roles",
             NodeRolesProps(
                 cfg=cfg,
-                bundle_bucket_arn=bundle.asset.bucket.bucket_arn,
-                bundle_object_key=bundle.asset.s3_object_key,
+                bundle_bucket_arn=bundle.bucket_arn,
+                bundle_object_key=bundle.object_key,
                 log_group_arn=node_logs.log_group.log_group_arn,
             ),
         )
