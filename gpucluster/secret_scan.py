@@ -35,6 +35,8 @@ class FindingKind(StrEnum):
     AWS_SECRET_ACCESS_KEY = "aws-secret-access-key"
     KEY_BLOB = "key-blob"
     LITERAL_PASSWORD = "literal-password"
+    # An archive that cannot be opened cannot be checked: passing it would call it clean.
+    UNREADABLE_ARCHIVE = "unreadable-archive"
 
 
 @dataclass(frozen=True)
@@ -232,8 +234,10 @@ def scan_bytes(name: str, data: bytes) -> list[Finding]:
     if lowered.endswith(_ARCHIVE_SUFFIXES):
         try:
             return findings + _scan_archive(name, data)
-        except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError):
-            pass  # not really an archive: read it as text below
+        except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as error:
+            # Its members may hold anything; still read what is there as text.
+            findings.append(Finding(name, 1, FindingKind.UNREADABLE_ARCHIVE,
+                                    f"cannot be opened ({error}); its contents were not checked"))
     text = data.decode("utf-8", errors="replace")
     template = _cloudformation(text) if lowered.endswith(".json") else None
     findings += scan_text(name, text, passwords=template is None)

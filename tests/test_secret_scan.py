@@ -225,9 +225,22 @@ def test_template_password_keys_are_left_to_the_structural_scan():
     assert kinds(scan_bytes("notes.txt", b"Password = letmein\n")) == [FindingKind.LITERAL_PASSWORD]
 
 
-def test_a_truncated_archive_is_read_as_text():
+def test_an_archive_that_cannot_be_opened_is_a_finding_and_still_read_as_text():
     findings = scan_bytes("broken.tar.gz", f"not gzip {ACCESS_KEY_ID}".encode())
-    assert kinds(findings) == [FindingKind.AWS_ACCESS_KEY_ID]
+    assert kinds(findings) == [FindingKind.UNREADABLE_ARCHIVE, FindingKind.AWS_ACCESS_KEY_ID]
+
+
+def test_a_truncated_archive_fails_the_scan(tmp_path):
+    packed = io.BytesIO()
+    with tarfile.open(fileobj=packed, mode="w:gz") as archive:
+        member = tarfile.TarInfo("bin/bootstrap.sh")
+        body = b"#!/bin/bash\necho ok\n" * 4000
+        member.size = len(body)
+        archive.addfile(member, io.BytesIO(body))
+    cut = tmp_path / "bundle.tar.gz"
+    cut.write_bytes(packed.getvalue()[: len(packed.getvalue()) // 2])
+    assert run_scan([tmp_path]) == 1
+    assert kinds(scan_path(tmp_path))[0] == FindingKind.UNREADABLE_ARCHIVE
 
 
 def test_run_scan_exit_codes(tmp_path, capsys):
