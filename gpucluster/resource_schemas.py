@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
 
 # The published registry schema of AWS::FSx::FileSystem (the one cfn-lint ships, and
 # the CloudformationSchema.zip it is built from) lists only top-level create-only
@@ -50,7 +51,7 @@ class UpdateRules:
     known: bool
 
 
-def _schema_manager():
+def _schema_manager() -> Any:  # cfnlint's ProviderSchemaManager; cfn-lint ships no types
     try:
         from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
     except ImportError as exc:
@@ -61,12 +62,13 @@ def _schema_manager():
     return PROVIDER_SCHEMA_MANAGER
 
 
-def resource_schema(resource_type: str, region: str) -> dict | None:
+def resource_schema(resource_type: str, region: str) -> dict[str, Any] | None:
     """The provider schema cfn-lint holds for `resource_type` in `region`, or None."""
     from cfnlint.schema import ResourceNotFoundError
 
     try:
-        return _schema_manager().get_resource_schema(region, resource_type).schema
+        schema: dict[str, Any] = _schema_manager().get_resource_schema(region, resource_type).schema
+        return schema
     except ResourceNotFoundError:
         return None
 

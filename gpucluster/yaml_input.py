@@ -53,14 +53,15 @@ class _ConfigLoader(yaml.SafeLoader):
         self._nodes = 0
         self.duplicates: list[str] = []
 
-    def compose_node(self, parent: Node | None, index: object) -> Node:  # type: ignore[override]
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
         # Composition recurses once per nesting level; stop long before Python's
         # recursion limit so a 500-deep file is a finding, not a RecursionError.
         self._depth += 1
         self._nodes += 1
         try:
             if self._depth > MAX_DEPTH:
-                mark = self.peek_event().start_mark
+                # types-PyYAML leaves Parser.peek_event unannotated (it returns an Event).
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise YamlInputError(
                     [
                         f"(yaml) line {mark.line + 1}: nested deeper than {MAX_DEPTH} levels; "
@@ -68,14 +69,15 @@ class _ConfigLoader(yaml.SafeLoader):
                     ]
                 )
             if self._nodes > MAX_VALUES:
-                mark = self.peek_event().start_mark
+                # types-PyYAML leaves Parser.peek_event unannotated (it returns an Event).
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise YamlInputError(
                     [
                         f"(yaml) line {mark.line + 1}: more than {MAX_VALUES} values; "
                         "a cluster config has a few hundred, so this is not a config file"
                     ]
                 )
-            return super().compose_node(parent, index)  # type: ignore[no-any-return, misc]
+            return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 

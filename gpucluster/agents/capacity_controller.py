@@ -32,11 +32,12 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-if __package__:
+# mypy checks the package layout; the bundle's flat layout imports the same modules.
+if TYPE_CHECKING or __package__:
     from . import runtime
     from .compute_groups import ComputeGroup, load_groups
     from .maintenance import MaintenanceWindow, ensure_maintenance

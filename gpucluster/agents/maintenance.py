@@ -32,8 +32,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-if __package__:
+# mypy checks the package layout; the bundle's flat layout imports the same modules.
+if TYPE_CHECKING or __package__:
     from .scontrol import Runner, ScontrolError, checked, parse_records, parse_slurm_time, slurm_time
 else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
     from scontrol import Runner, ScontrolError, checked, parse_records, parse_slurm_time, slurm_time

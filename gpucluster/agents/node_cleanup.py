@@ -24,11 +24,12 @@ import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-if __package__:
+# mypy checks the package layout; the bundle's flat layout imports the same modules.
+if TYPE_CHECKING or __package__:
     from . import runtime
     from .scontrol import Runner, ScontrolError, checked, parse_records, run_command
 else:  # run from the bundle's agents/ directory, where the sibling modules are top-level

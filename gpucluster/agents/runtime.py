@@ -17,7 +17,7 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import boto3
 from botocore.config import Config
@@ -112,5 +112,9 @@ def configure_logging(verbose: bool) -> None:
     logging.getLogger("urllib3").setLevel(logging.WARNING)
 
 
-def client(service: str, region: str) -> Any:
+# The services the agents call; boto3-stubs types boto3.client by literal service name.
+Service = Literal["ec2", "autoscaling", "ssm"]
+
+
+def client(service: Service, region: str) -> Any:
     return boto3.client(service, region_name=region, config=AWS_CONFIG)
