@@ -7,6 +7,7 @@ mount target sits in one private subnet of `availability_zone`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
@@ -69,4 +70,5 @@ class ClusterNetwork(Construct):
         self.vpc_id = vpc.vpc_id
         node_subnet = vpc.private_subnets[0]
         self.subnet_id = node_subnet.subnet_id
-        self.created_subnet = node_subnet.node.default_child
+        # A Subnet's default child is its CfnSubnet; jsii types it as any IConstruct.
+        self.created_subnet = cast(ec2.CfnSubnet, node_subnet.node.default_child)

@@ -82,7 +82,10 @@ class ClusterSecurityGroups(Construct):
             vpc_id=props.vpc_id,
             security_group_egress=all_out,
         )
-        ingress = [("StorageNfs", self.nodes, "tcp", NFS_PORT, NFS_PORT, "NFS to EFS from nodes")]
+        # (logical id, source group, protocol, from port, to port, description); no ports for "-1".
+        ingress: list[tuple[str, ec2.CfnSecurityGroup, str, int | None, int | None, str]] = [
+            ("StorageNfs", self.nodes, "tcp", NFS_PORT, NFS_PORT, "NFS to EFS from nodes")
+        ]
         ingress += [
             (f"StorageLustre{low}", self.nodes, "tcp", low, high, "Lustre from nodes")
             for low, high in LUSTRE_PORTS

@@ -8,6 +8,7 @@ Auto Scaling group, which places every interface in its VPCZoneIdentifier.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
@@ -40,7 +41,7 @@ class EfaLaunchTemplateProps:
     tags: dict[str, str]
 
 
-def network_interfaces(slots: list[InterfaceSlot], security_group_ids: list[str]) -> list[dict]:
+def network_interfaces(slots: list[InterfaceSlot], security_group_ids: list[str]) -> list[dict[str, Any]]:
     """`LaunchTemplateData.NetworkInterfaces` as CloudFormation JSON.
 
     Written as plain JSON in one property override rather than as one jsii struct per
@@ -49,7 +50,7 @@ def network_interfaces(slots: list[InterfaceSlot], security_group_ids: list[str]
     """
     interfaces = []
     for slot in slots:
-        interface: dict = {
+        interface: dict[str, Any] = {
             "DeleteOnTermination": True,
             "DeviceIndex": slot.device_index,
             "Groups": security_group_ids,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -60,7 +60,7 @@ class InstanceType(BaseModel):
         return self.gpu_model.lower()
 
 
-def _parse(entry: dict) -> InstanceType:
+def _parse(entry: dict[str, Any]) -> InstanceType:
     gpus = entry["GpuInfo"]["Gpus"][0]
     storage = entry.get("InstanceStorageInfo", {})
     network = entry["NetworkInfo"]

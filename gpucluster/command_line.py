@@ -106,6 +106,9 @@ class VerbCommand(TyperCommand):
             if param.param_type_name == "argument":
                 shown = param.metavar or (param.name or "").upper()
                 usage = shown if param.required else f"[{shown}]"
-                # Instance attributes shadow typer's methods for this parameter only.
-                param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
-                param._usage_display_name = lambda usage=usage: usage  # type: ignore[attr-defined]
+                # Instance attributes shadow typer's methods for this parameter only
+                # (set through the instance dict: the methods are not meant to be reassigned).
+                vars(param).update(
+                    display_type_rich=lambda ctx: None,
+                    _usage_display_name=lambda usage=usage: usage,
+                )

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import get_args
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from gpucluster.config import CapacityBlockCapacity, ClusterConfig, OdcrCapacity, OnDemandCapacity
 from gpucluster.yaml_input import MAX_BYTES, YamlInputError, bounded, decode, printable, read_yaml
@@ -30,7 +31,7 @@ class ConfigError(Exception):
         self.problems = problems
 
 
-def _field_path(loc: tuple, at: str | None) -> str:
+def _field_path(loc: tuple[int | str, ...], at: str | None) -> str:
     # Discriminated unions add the tag ('capacity-block') to the location;
     # users wrote `capacity.reservation_id`, so drop tags and model names.
     parts = [
@@ -43,7 +44,7 @@ def _field_path(loc: tuple, at: str | None) -> str:
     return ".".join(parts) or "(top level)"
 
 
-def _describe(error: dict) -> str:
+def _describe(error: ErrorDetails) -> str:
     kind = error["type"]
     message = error["msg"]
     if kind == "missing":

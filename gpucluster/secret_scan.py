@@ -18,7 +18,7 @@ import zipfile
 from base64 import b64decode
 from binascii import Error as Base64Error
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -177,7 +177,7 @@ def _line_in_block(lines: list[str], anchor: str, key: str) -> int:
     return hit + 1
 
 
-def scan_template(name: str, text: str, template: dict) -> list[Finding]:
+def scan_template(name: str, text: str, template: dict[str, Any]) -> list[Finding]:
     """Password-like properties and parameter defaults with literal values."""
     lines = text.splitlines()
     findings: list[Finding] = []
@@ -201,7 +201,7 @@ def scan_template(name: str, text: str, template: dict) -> list[Finding]:
 # --- files and archives ----------------------------------------------------------------
 
 
-def _cloudformation(text: str) -> dict | None:
+def _cloudformation(text: str) -> dict[str, Any] | None:
     try:
         document = json.loads(text)
     except ValueError:
@@ -253,7 +253,7 @@ def scan_path(root: str | Path) -> list[Finding]:
     return [finding for path in files for finding in scan_bytes(path.as_posix(), path.read_bytes())]
 
 
-def run_scan(paths: list[str | Path]) -> int:
+def run_scan(paths: Sequence[str | Path]) -> int:
     """`gpucluster scan`: 0 when clean, 1 with findings, 2 when a path does not exist."""
     console = Console(soft_wrap=True)  # each message on one line in a CI log
     missing = [str(p) for p in paths if not Path(p).exists()]

@@ -6,6 +6,8 @@ exports, so replacing or deleting this stack never pins or touches the data.
 
 from __future__ import annotations
 
+from typing import Any
+
 import aws_cdk as cdk
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
@@ -35,7 +37,7 @@ class ClusterStack(cdk.Stack):
         subnet_id: str,
         nodes_security_group_id: str,
         efa_security_group_id: str,
-        **kwargs,
+        **kwargs: Any,  # cdk.StackProps keywords (env, description, ...)
     ) -> None:
         super().__init__(scope, id, **kwargs)
         image_id = node_image_id(self, cfg.image)

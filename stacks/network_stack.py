@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import aws_cdk as cdk
 from constructs import Construct
 
@@ -14,7 +16,7 @@ from gpucluster.config import ClusterConfig
 
 
 class NetworkStack(cdk.Stack):
-    def __init__(self, scope: Construct, id: str, *, cfg: ClusterConfig, **kwargs) -> None:
+    def __init__(self, scope: Construct, id: str, *, cfg: ClusterConfig, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)
         self.network = ClusterNetwork(self, "Network", ClusterNetworkProps(cfg=cfg))
         self.security_groups = ClusterSecurityGroups(

@@ -6,6 +6,8 @@ termination protection: a cluster can be torn down and rebuilt around it.
 
 from __future__ import annotations
 
+from typing import Any
+
 import aws_cdk as cdk
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
@@ -26,7 +28,7 @@ class StorageStack(cdk.Stack):
         cfg: ClusterConfig,
         subnet_id: str,
         storage_security_group_id: str,
-        **kwargs,
+        **kwargs: Any,  # cdk.StackProps keywords (env, description, ...)
     ) -> None:
         super().__init__(scope, id, termination_protection=True, **kwargs)
         self.home = SharedHome(
