@@ -8,7 +8,7 @@ SETUP_STAMP := $(VENV)/.gpucluster-setup
 CONFIG ?= examples/default.yaml
 OUT ?= cdk.out
 
-.PHONY: setup synth cdk-synth test test-fast test-slurm snapshots bench lint clean
+.PHONY: setup synth cdk-synth typecheck test test-fast test-slurm snapshots bench lint clean
 
 $(SETUP_STAMP): pyproject.toml package.json package-lock.json
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,12 @@ synth: setup
 cdk-synth: setup
 	npx cdk synth --quiet -c config=$(CONFIG) -o $(OUT)
 
-## The whole suite: unit, snapshot, shell, and real-Slurm integration tests.
-test: setup
+## Strict mypy over gpucluster/, constructs_lib/ and stacks/ (settings in pyproject's [tool.mypy]).
+typecheck: setup
+	$(PY) -m mypy
+
+## The whole suite: the type check, then unit, snapshot, shell, and real-Slurm integration tests.
+test: setup typecheck
 	$(PY) -m pytest -q
 
 test-fast: setup

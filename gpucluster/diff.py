@@ -193,10 +193,11 @@ def normalize_template(template: Template) -> Template:
             body = {k: v for k, v in body.items() if k not in CDK_ONLY_ENTRIES[section]}
         if body != {}:
             normalized[section] = body
-    return _mask_asset_hashes(normalized)
+    masked: Template = _mask_asset_hashes(normalized)
+    return masked
 
 
-def _without_bookkeeping(resource: dict) -> dict:
+def _without_bookkeeping(resource: dict[str, Any]) -> dict[str, Any]:
     kept = {k: v for k, v in resource.items() if k != "Metadata"}
     metadata = resource.get("Metadata")
     if isinstance(metadata, dict) and KEPT_METADATA in metadata:
@@ -244,7 +245,7 @@ def _is_intrinsic(node: Any) -> bool:
     )
 
 
-def _value_at(properties: dict, pointer: str) -> Any:
+def _value_at(properties: dict[str, Any], pointer: str) -> Any:
     """The value a `/properties/...` pointer selects; `*` fans out over list items."""
     segments = [s.replace("~1", "/").replace("~0", "~") for s in pointer.split("/")[2:]]
     return _walk(properties, segments)
@@ -315,7 +316,7 @@ def _property_name(pointer: str) -> str:
     return pointer.removeprefix("/properties/")
 
 
-def _is_head_node(logical_id: str, resource: dict) -> bool:
+def _is_head_node(logical_id: str, resource: dict[str, Any]) -> bool:
     """The Cluster stack's only standalone instance; CDK starts its logical ID with the
     construct id (names.HEAD_NODE_ID), which is kept fixed for that reason."""
     return resource.get("Type") == HEAD_NODE_TYPE and logical_id.startswith(HEAD_NODE_ID)
@@ -338,7 +339,7 @@ def _moving_attributes(node: Any) -> set[tuple[str, str]]:
     return found
 
 
-def _is_stateful(resource: dict) -> bool:
+def _is_stateful(resource: dict[str, Any]) -> bool:
     policies = {resource.get("DeletionPolicy"), resource.get("UpdateReplacePolicy")}
     return resource.get("Type") in stateful_types() or bool(policies & RETAINING_POLICIES)
 
@@ -350,14 +351,14 @@ def _is_stateful(resource: dict) -> bool:
 class _Assessment:
     """One resource present on both sides; grows while replacements are followed."""
 
-    before: dict
-    after: dict
+    before: dict[str, Any]
+    after: dict[str, Any]
     changed: list[str]
     replaced_by: list[str]
     may_replace: list[str]
 
 
-def _assess(before: dict, after: dict, region: str) -> _Assessment:
+def _assess(before: dict[str, Any], after: dict[str, Any], region: str) -> _Assessment:
     old_type, new_type = before.get("Type"), after.get("Type")
     old_props, new_props = before.get("Properties", {}), after.get("Properties", {})
     changed = _changed_paths(old_props, new_props, "")
@@ -368,8 +369,10 @@ def _assess(before: dict, after: dict, region: str) -> _Assessment:
     if old_type != new_type:
         assessment.replaced_by.append(f"Type {old_type} -> {new_type}")
         return assessment
-    rules = update_rules(new_type, region)
-    documented = DOCUMENTED_REPLACEMENTS.get(new_type, {})
+    # A resource without a Type (a hand-edited baseline) has no schema: its update rules are unknown.
+    resource_type: str = new_type or ""
+    rules = update_rules(resource_type, region)
+    documented = DOCUMENTED_REPLACEMENTS.get(resource_type, {})
     for pointer in rules.create_only:
         if _value_at(old_props, pointer) != _value_at(new_props, pointer):
             source = " (CloudFormation docs)" if pointer in documented else ""

@@ -10,11 +10,15 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from gpucluster import names
 from gpucluster.cdk_runtime import use_wheel_node
 from gpucluster.config import ClusterConfig
 from gpucluster.loader import load_config
+
+if TYPE_CHECKING:  # imported lazily at run time: loading aws_cdk costs about a second
+    import aws_cdk as cdk
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CDK_JSON = REPO_ROOT / "cdk.json"
@@ -23,7 +27,7 @@ CDK_JSON = REPO_ROOT / "cdk.json"
 @dataclass(frozen=True)
 class SynthResult:
     outdir: Path
-    templates: dict[str, dict]
+    templates: dict[str, dict[str, Any]]
 
     def template_path(self, stack: str) -> Path:
         return self.outdir / f"{stack}.template.json"
@@ -33,7 +37,7 @@ def cdk_context() -> dict[str, object]:
     return dict(json.loads(CDK_JSON.read_text())["context"])
 
 
-def new_app(outdir: str | None = None, context: dict | None = None):
+def new_app(outdir: str | None = None, context: dict[str, Any] | None = None) -> cdk.App:
     """The App every gpucluster synth starts from; `make bench` times an empty one as the floor."""
     use_wheel_node()
     import aws_cdk as cdk
@@ -50,7 +54,9 @@ def new_app(outdir: str | None = None, context: dict | None = None):
     )
 
 
-def build_app(cfg: ClusterConfig, outdir: str | None = None, context: dict | None = None, nag: bool = True):
+def build_app(
+    cfg: ClusterConfig, outdir: str | None = None, context: dict[str, Any] | None = None, nag: bool = True
+) -> cdk.App:
     """The cluster's app; `nag=False` leaves cdk-nag out entirely (its import and its checks
     cost about a quarter of a default synth), which `make bench` uses to show that cost."""
     use_wheel_node()
@@ -101,7 +107,7 @@ def build_app(cfg: ClusterConfig, outdir: str | None = None, context: dict | Non
     return app
 
 
-def app_from_context():
+def app_from_context() -> cdk.App:
     """The app `cdk synth -c config=PATH` runs (app.py)."""
     use_wheel_node()
     import aws_cdk as cdk
