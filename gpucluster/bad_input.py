@@ -11,18 +11,30 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from gpucluster.loader import ConfigError
-
 EXIT_BAD_INPUT = 2
 
 
 class BadInput(Exception):
-    """One problem with a file or directory the user named: where, what, how to fix."""
+    """Input the user can fix: the file or directory they named, and one line per problem.
+
+    The one error type of every verb, of `cdk synth` and of the config loader; each
+    problem reads `FIELD: what is wrong; how to fix it`.
+    """
 
     def __init__(self, source: str | Path, field: str, what: str, fix: str) -> None:
-        super().__init__(f"{source}: {field}: {what}; {fix}")
+        self._set(source, [f"{field}: {what}; {fix}"])
+
+    @classmethod
+    def from_problems(cls, source: str | Path, problems: list[str]) -> BadInput:
+        """Several problems already worded `FIELD: what; fix` (the config validator's)."""
+        exc = cls.__new__(cls)
+        exc._set(source, problems)
+        return exc
+
+    def _set(self, source: str | Path, problems: list[str]) -> None:
+        super().__init__(f"{source}: " + "; ".join(problems))
         self.source = str(source)
-        self.problems = [f"{field}: {what}; {fix}"]
+        self.problems = problems
 
 
 def _printable(text: str) -> str:
@@ -30,11 +42,11 @@ def _printable(text: str) -> str:
     return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
 
 
-def error_lines(exc: BadInput | ConfigError) -> list[str]:
+def error_lines(exc: BadInput) -> list[str]:
     return [f"error {_printable(exc.source)}: {_printable(problem)}" for problem in exc.problems]
 
 
-def report(exc: BadInput | ConfigError, stream: TextIO | None = None) -> int:
+def report(exc: BadInput, stream: TextIO | None = None) -> int:
     """Print each problem on its own line (stderr by default); returns the exit code."""
     stream = stream or sys.stderr
     for line in error_lines(exc):

@@ -104,14 +104,9 @@ def synth(
     output_dir(output, "--output")
     from gpucluster.summary import cluster_summary
     from gpucluster.synth import synthesize
-    from gpucluster.userdata import UserDataTooLarge
 
     try:
-        result = synthesize(cfg, output)
-    except UserDataTooLarge as exc:
-        raise BadInput(
-            config, "(user-data)", str(exc).rstrip("."), "shorten what the config puts into user-data"
-        ) from None
+        result = synthesize(cfg, output, source=config)
     except RuntimeError as exc:
         err.print(f"[red]synth failed[/red]: {exc}", highlight=False, soft_wrap=True)
         report = Path(output) / "validation-report.json"

@@ -19,7 +19,6 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from gpucluster.bad_input import EXIT_BAD_INPUT, BadInput, report
-from gpucluster.loader import ConfigError
 
 EXIT_INTERNAL = 3
 PROG = "gpucluster"
@@ -66,7 +65,7 @@ class GpuclusterGroup(TyperGroup):
     def _run(self, args: Sequence[str] | None, prog_name: str, complete_var: str | None, **extra: Any) -> int:
         try:
             result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except (BadInput, ConfigError) as exc:
+        except BadInput as exc:
             return report(exc)
         except typer.TyperException as exc:
             if type(exc).__name__ == "NoArgsIsHelpError":

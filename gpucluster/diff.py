@@ -647,7 +647,8 @@ def run_diff(config_path: str | Path, baseline_dir: str | Path, allow_replace: l
     2 when the inputs cannot be used."""
     import tempfile
 
-    from gpucluster.loader import ConfigError, load_config
+    from gpucluster.bad_input import BadInput
+    from gpucluster.loader import load_config
     from gpucluster.synth import synthesize
 
     # soft_wrap: each finding stays on one line in a CI log (tables size themselves).
@@ -655,7 +656,7 @@ def run_diff(config_path: str | Path, baseline_dir: str | Path, allow_replace: l
     try:
         cfg = load_config(config_path)
         baseline = load_templates(baseline_dir)
-    except ConfigError as exc:
+    except BadInput as exc:
         for problem in exc.problems:
             console.print(f"{exc.source}: {problem}", markup=False)
         return 2

@@ -1,4 +1,4 @@
-"""Read a YAML file into a `ClusterConfig`, turning every failure into `ConfigError`.
+"""Read a YAML file into a `ClusterConfig`, turning every failure into `BadInput`.
 
 Users see one line per problem: the field path, what is wrong, how to fix it.
 """
@@ -12,6 +12,7 @@ from typing import get_args
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from gpucluster.bad_input import BadInput
 from gpucluster.config import CapacityBlockCapacity, ClusterConfig, OdcrCapacity, OnDemandCapacity
 from gpucluster.yaml_input import MAX_BYTES, YamlInputError, bounded, decode, printable, read_yaml
 
@@ -20,15 +21,6 @@ CAPACITY_TYPES = tuple(
     get_args(kind.model_fields["type"].annotation)[0]
     for kind in (OnDemandCapacity, OdcrCapacity, CapacityBlockCapacity)
 )
-
-
-class ConfigError(Exception):
-    """A config that cannot be used; `problems` holds one line per finding."""
-
-    def __init__(self, source: str, problems: list[str]) -> None:
-        super().__init__(f"{source}: " + "; ".join(problems))
-        self.source = source
-        self.problems = problems
 
 
 def _field_path(loc: tuple[int | str, ...], at: str | None) -> str:
@@ -80,16 +72,16 @@ def parse_config(text: str, source: str = "<config>", now: datetime | None = Non
     try:
         data = read_yaml(text)
     except YamlInputError as exc:
-        raise ConfigError(source, exc.problems) from None
+        raise BadInput.from_problems(source, exc.problems) from None
     if not isinstance(data, dict):
-        raise ConfigError(
+        raise BadInput.from_problems(
             source,
             ["(top level): must be a mapping of settings (name:, region:, ...); see examples/default.yaml"],
         )
     try:
         return ClusterConfig.model_validate(data, context={"now": now})
     except ValidationError as exc:
-        raise ConfigError(source, problems_from(exc)) from None
+        raise BadInput.from_problems(source, problems_from(exc)) from None
 
 
 def load_config(path: str | Path, now: datetime | None = None) -> ClusterConfig:
@@ -99,13 +91,13 @@ def load_config(path: str | Path, now: datetime | None = None) -> ClusterConfig:
             # Read one byte past the limit: enough to refuse a huge file without loading it.
             raw = stream.read(MAX_BYTES + 1)
     except FileNotFoundError:
-        raise ConfigError(str(path), ["(file): does not exist; check the path"]) from None
+        raise BadInput(path, "(file)", "does not exist", "check the path") from None
     except IsADirectoryError:
-        raise ConfigError(str(path), ["(file): is a directory; pass the YAML file itself"]) from None
+        raise BadInput(path, "(file)", "is a directory", "pass the YAML file itself") from None
     except OSError as exc:
-        raise ConfigError(str(path), [f"(file): cannot be read ({exc.strerror}); check the path"]) from None
+        raise BadInput(path, "(file)", f"cannot be read ({exc.strerror})", "check the path") from None
     try:
         text = decode(raw)
     except YamlInputError as exc:
-        raise ConfigError(str(path), exc.problems) from None
+        raise BadInput.from_problems(str(path), exc.problems) from None
     return parse_config(text, str(path), now)

@@ -7,15 +7,16 @@ the same context from cdk.json, so they write the same templates.
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpucluster import names
+from gpucluster.bad_input import BadInput, report
 from gpucluster.cdk_runtime import use_wheel_node
 from gpucluster.config import ClusterConfig
 from gpucluster.loader import load_config
+from gpucluster.userdata import UserDataTooLarge
 
 if TYPE_CHECKING:  # imported lazily at run time: loading aws_cdk costs about a second
     import aws_cdk as cdk
@@ -55,10 +56,24 @@ def new_app(outdir: str | None = None, context: dict[str, Any] | None = None) ->
 
 
 def build_app(
-    cfg: ClusterConfig, outdir: str | None = None, context: dict[str, Any] | None = None, nag: bool = True
+    cfg: ClusterConfig,
+    outdir: str | None = None,
+    context: dict[str, Any] | None = None,
+    nag: bool = True,
+    source: str | Path = "<config>",
 ) -> cdk.App:
     """The cluster's app; `nag=False` leaves cdk-nag out entirely (its import and its checks
-    cost about a quarter of a default synth), which `make bench` uses to show that cost."""
+    cost about a quarter of a default synth), which `make bench` uses to show that cost.
+    A config whose user-data cannot fit is bad input in `source`, the config file."""
+    try:
+        return _build_app(cfg, outdir, context, nag)
+    except UserDataTooLarge as exc:
+        raise BadInput(
+            source, "(user-data)", str(exc).rstrip("."), "shorten what the config puts into user-data"
+        ) from None
+
+
+def _build_app(cfg: ClusterConfig, outdir: str | None, context: dict[str, Any] | None, nag: bool) -> cdk.App:
     use_wheel_node()
     import aws_cdk as cdk
 
@@ -117,26 +132,22 @@ def app_from_context() -> cdk.App:
     # The CLI hands cdk.json's context and every -c value to the app through
     # the environment; a bare App reads them, and build_app's App does too.
     context = cdk.App().node.get_all_context()
-    return build_app(load_config(config_path(context, cdk_context())))
+    path = config_path(context, cdk_context())
+    return build_app(load_config(path), source=path)
 
 
 def cdk_app_main() -> None:
     """Run the app for the CDK CLI; input problems end with exit 2 and no traceback."""
-    from gpucluster.bad_input import BadInput, report
-    from gpucluster.loader import ConfigError
-    from gpucluster.userdata import UserDataTooLarge
-
     try:
         app_from_context().synth()
-    except (BadInput, ConfigError) as exc:
+    except BadInput as exc:
         raise SystemExit(report(exc)) from None
-    except UserDataTooLarge as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
 
 
-def synthesize(cfg: ClusterConfig, outdir: str | Path, nag: bool = True) -> SynthResult:
-    app = build_app(cfg, outdir=str(outdir), context=cdk_context(), nag=nag)
+def synthesize(
+    cfg: ClusterConfig, outdir: str | Path, nag: bool = True, source: str | Path = "<config>"
+) -> SynthResult:
+    app = build_app(cfg, outdir=str(outdir), context=cdk_context(), nag=nag, source=source)
     assembly = app.synth()
     templates = {stack.stack_name: stack.template for stack in assembly.stacks}
     return SynthResult(outdir=Path(assembly.directory), templates=templates)

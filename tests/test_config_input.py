@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from gpucluster import yaml_input
+from gpucluster.bad_input import BadInput
 from gpucluster.cli import app
-from gpucluster.loader import ConfigError, load_config, parse_config
+from gpucluster.loader import load_config, parse_config
 from tests.conftest import REPO
 
 DEFAULT_TEXT = (REPO / "examples" / "default.yaml").read_text()
@@ -24,7 +25,7 @@ runner = CliRunner()
 
 
 def problems_of(text: str) -> list[str]:
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(BadInput) as info:
         parse_config(text, "c.yaml")
     return info.value.problems
 
@@ -79,7 +80,7 @@ def test_huge_input_refused_before_parsing(tmp_path):
     path = tmp_path / "junk.yaml"
     path.write_bytes(b"- junk: [\n" * (10 * 1024 * 1024 // 10))
     started = time.monotonic()
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(BadInput) as info:
         load_config(path)
     assert time.monotonic() - started < 2
     assert info.value.problems == [
@@ -115,7 +116,7 @@ def test_binary_and_control_characters_are_reported():
 def test_not_utf8_is_reported_with_line(tmp_path):
     path = tmp_path / "latin1.yaml"
     path.write_bytes(b"name: demo\nregion: caf\xe9\n")
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(BadInput) as info:
         load_config(path)
     assert info.value.problems == [
         "(file) line 2: byte 23 is not UTF-8; save the config as UTF-8"
@@ -152,7 +153,7 @@ def test_any_bytes_give_a_clear_error_or_a_model(tmp_path_factory, raw):
     path.write_bytes(raw)
     try:
         load_config(path)
-    except ConfigError as exc:
+    except BadInput as exc:
         assert 1 <= len(exc.problems) <= 21
         for problem in exc.problems:
             assert problem.strip() and "\n" not in problem and "Traceback" not in problem
@@ -166,5 +167,5 @@ def test_bytes_spliced_into_a_valid_config_never_traceback(tmp_path_factory, raw
     path.write_bytes(DEFAULT_TEXT.encode()[:cut] + raw + DEFAULT_TEXT.encode()[cut:])
     try:
         load_config(path)
-    except ConfigError as exc:
+    except BadInput as exc:
         assert exc.problems and all("\n" not in p for p in exc.problems)

@@ -1,4 +1,4 @@
-"""Arbitrary input never produces a traceback: only a ConfigError with readable lines."""
+"""Arbitrary input never produces a traceback: only a BadInput with readable lines."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpucluster.loader import ConfigError, parse_config
+from gpucluster.bad_input import BadInput
+from gpucluster.loader import parse_config
 from tests.conftest import REPO
 
 DEFAULT = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())
@@ -33,7 +34,7 @@ values = st.recursive(
 def _parse(text: str) -> None:
     try:
         parse_config(text, "fuzz.yaml")
-    except ConfigError as exc:
+    except BadInput as exc:
         assert exc.problems
         for problem in exc.problems:
             assert isinstance(problem, str) and problem.strip()

@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from gpucluster import fsx_rules
-from gpucluster.loader import ConfigError, parse_config
+from gpucluster.bad_input import BadInput
+from gpucluster.loader import parse_config
 from tests.conftest import REPO
 
 DEFAULT = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())
@@ -20,7 +21,7 @@ def problems_for(change) -> list[str]:
     change(data)
     try:
         parse_config(yaml.safe_dump(data), "c.yaml")
-    except ConfigError as exc:
+    except BadInput as exc:
         return exc.problems
     return []
 
@@ -164,7 +165,7 @@ def block_problems(start: str, end: str, now: str = "2026-12-01T00:00:00Z") -> l
     block(start, end)(data)
     try:
         parse_config(yaml.safe_dump(data), "c.yaml", now=datetime.fromisoformat(now))
-    except ConfigError as exc:
+    except BadInput as exc:
         return exc.problems
     return []
 
@@ -218,5 +219,5 @@ def test_clock_comes_from_gpucluster_now(monkeypatch):
     monkeypatch.setenv("GPUCLUSTER_NOW", "2027-07-02T03:04:05Z")
     assert current_time() == datetime(2027, 7, 2, 3, 4, 5, tzinfo=UTC)
     data = copy.deepcopy(DEFAULT)
-    with pytest.raises(ConfigError, match="ended"):
+    with pytest.raises(BadInput, match="ended"):
         parse_config(yaml.safe_dump(data), "c.yaml")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from typer.testing import CliRunner
 
 from gpucluster.cli import app
@@ -50,7 +51,25 @@ def test_user_data_over_budget_stops_synth_with_a_clear_error(tmp_path, monkeypa
     from gpucluster import userdata
 
     monkeypatch.setattr(userdata, "USER_DATA_LIMIT", 512)
-    result = CliRunner().invoke(app, ["synth", str(REPO / "examples/default.yaml"), "-o", str(tmp_path)])
+    config = REPO / "examples/default.yaml"
+    result = CliRunner().invoke(app, ["synth", str(config), "-o", str(tmp_path)])
     assert result.exit_code == 2
+    assert f"error {config}: (user-data): user-data for the head node is" in result.output
     assert "over the 512-byte budget" in result.output
     assert "Traceback" not in result.output
+
+
+def test_cdk_app_reports_user_data_over_budget_as_the_cli_does(monkeypatch):
+    """`cdk synth` builds through build_app too: the same BadInput, naming the config file."""
+    from gpucluster import userdata
+    from gpucluster.bad_input import BadInput, error_lines
+    from gpucluster.loader import load_config
+    from gpucluster.synth import build_app
+
+    monkeypatch.setattr(userdata, "USER_DATA_LIMIT", 512)
+    config = REPO / "examples/default.yaml"
+    with pytest.raises(BadInput) as caught:
+        build_app(load_config(config), nag=False, source=config)
+    [line] = error_lines(caught.value)
+    assert line.startswith(f"error {config}: (user-data): user-data for the head node is ")
+    assert line.endswith("; shorten what the config puts into user-data")
