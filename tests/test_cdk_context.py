@@ -10,7 +10,7 @@ import pytest
 
 from gpucluster.bad_input import BadInput, error_lines
 from gpucluster.cdk_context import config_path
-from gpucluster.synth import cdk_context
+from gpucluster.cdk_runtime import cdk_context
 from tests.conftest import REPO
 from tests.test_cdk_cli import CDK
 

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from gpucluster.synth import build_app, cdk_context
+from gpucluster.cdk_runtime import cdk_context
+from gpucluster.synth import build_app
 
 
 def test_a_new_finding_fails_synth(tmp_path, example_configs):
