@@ -1,0 +1,1 @@
+"""The go/no-go gate: validation jobs' output in, a GO or NO-GO verdict with reasons out."""

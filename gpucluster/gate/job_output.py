@@ -1,0 +1,70 @@
+"""The lines the validation jobs print for the gate to read back, defined once.
+
+The jobs are shell (rendered from these formats through Jinja, printed with printf);
+the gate parses the same lines. A pairwise nccl-tests log starts with a pair line,
+so the gate can name the two nodes behind a slow or broken pair.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+PAIR_MARK = "gpucluster-pair"
+EFA_CHECK_MARK = "gpucluster-efa-check"
+
+# printf formats for the shell jobs; every %s is one word except the last (reason).
+PAIR_PRINTF = PAIR_MARK + " round=%s nodes=%s,%s\\n"
+EFA_CHECK_PRINTF = EFA_CHECK_MARK + " node=%s result=%s efa=%s/%s gpus=%s reason=%s\\n"
+
+EFA_OK = "ok"
+EFA_FAIL = "fail"
+
+# Launchers prefix each line (`srun -l`: "0: ", mpirun: "[1,0]<stdout>:"): match anywhere.
+_PAIR = re.compile(rf"{PAIR_MARK} round=(\d+) nodes=([^\s,]+),([^\s,]+)\s*$")
+_EFA_CHECK = re.compile(
+    rf"{EFA_CHECK_MARK} node=(\S+) result=({EFA_OK}|{EFA_FAIL}) efa=(\d+)/(\d+) gpus=(\d+) reason=(.*)$"
+)
+
+
+@dataclass(frozen=True)
+class PairHeader:
+    round: int
+    nodes: tuple[str, str]
+
+
+@dataclass(frozen=True)
+class EfaCheck:
+    node: str
+    ok: bool
+    efa_devices: int
+    expected_efa_devices: int
+    gpus: int
+    reason: str
+
+
+def pair_line(round_number: int, first: str, second: str) -> str:
+    return f"{PAIR_MARK} round={round_number} nodes={first},{second}"
+
+
+def parse_pair_line(line: str) -> PairHeader | None:
+    found = _PAIR.search(line)
+    if found is None:
+        return None
+    return PairHeader(int(found.group(1)), (found.group(2), found.group(3)))
+
+
+def efa_check_line(check: EfaCheck) -> str:
+    result = EFA_OK if check.ok else EFA_FAIL
+    return (
+        f"{EFA_CHECK_MARK} node={check.node} result={result} "
+        f"efa={check.efa_devices}/{check.expected_efa_devices} gpus={check.gpus} reason={check.reason}"
+    )
+
+
+def parse_efa_check_line(line: str) -> EfaCheck | None:
+    found = _EFA_CHECK.search(line.rstrip("\n"))
+    if found is None:
+        return None
+    node, result, efa, expected, gpus, reason = found.groups()
+    return EfaCheck(node, result == EFA_OK, int(efa), int(expected), int(gpus), reason.strip())

@@ -1,0 +1,55 @@
+"""The jobs' printf formats and the gate's parsers agree, with and without launcher prefixes."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from gpucluster.gate.job_output import (
+    EFA_CHECK_PRINTF,
+    PAIR_PRINTF,
+    EfaCheck,
+    PairHeader,
+    efa_check_line,
+    pair_line,
+    parse_efa_check_line,
+    parse_pair_line,
+)
+
+
+def _printf(fmt: str, *args: str) -> str:
+    return subprocess.run(["printf", fmt, *args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.mark.parametrize("prefix", ["", "0: ", "[1,0]<stdout>:"])
+def test_pair_line_printed_by_shell_is_read_back(prefix: str) -> None:
+    printed = _printf(PAIR_PRINTF, "2", "gpu-i-0123456789abcdef0", "gpu-i-0fedcba9876543210")
+    assert printed == pair_line(2, "gpu-i-0123456789abcdef0", "gpu-i-0fedcba9876543210") + "\n"
+    assert parse_pair_line(prefix + printed) == PairHeader(
+        2, ("gpu-i-0123456789abcdef0", "gpu-i-0fedcba9876543210")
+    )
+
+
+def test_efa_check_line_printed_by_shell_is_read_back() -> None:
+    printed = _printf(
+        EFA_CHECK_PRINTF, "gpu-i-0123456789abcdef0", "fail", "31", "32", "8", "1 EFA device missing"
+    )
+    check = EfaCheck("gpu-i-0123456789abcdef0", False, 31, 32, 8, "1 EFA device missing")
+    assert printed == efa_check_line(check) + "\n"
+    assert parse_efa_check_line("3: " + printed) == check
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "",
+        "gpucluster-pair round=x nodes=a,b",
+        "gpucluster-pair round=1 nodes=a",
+        "gpucluster-efa-check node=a result=maybe efa=1/1 gpus=8 reason=",
+        "#  size  count  type  redop  root  time  algbw  busbw",
+    ],
+)
+def test_other_lines_are_not_job_lines(line: str) -> None:
+    assert parse_pair_line(line) is None
+    assert parse_efa_check_line(line) is None
