@@ -59,7 +59,7 @@ def fake_synth(monkeypatch):
     produced: dict[str, dict] = {}
     configs: list = []
 
-    def synthesize(cfg, outdir):
+    def synthesize(cfg, outdir, **options):  # options: nag=, source= (as the real one)
         configs.append(cfg)
         write_cdk_out(Path(outdir), produced)
         return types.SimpleNamespace(templates=copy.deepcopy(produced), outdir=Path(outdir))
