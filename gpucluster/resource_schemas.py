@@ -20,7 +20,7 @@ from typing import Any
 # "Update requires: Replacement". Missing them would let a deployment-type edit
 # silently destroy the file system, so they are added to what the schema says, each
 # with the page that documents it. Remove an entry once cfn-lint's schema carries it
-# (tests/test_diff.py fails when that happens).
+# (tests/test_diff_schemas.py fails when that happens).
 DOCUMENTED_REPLACEMENTS: dict[str, dict[str, str]] = {
     "AWS::FSx::FileSystem": {
         "/properties/LustreConfiguration/DeploymentType": (

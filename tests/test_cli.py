@@ -193,7 +193,7 @@ def test_synth_summary_bytes_are_the_files_on_disk(tmp_path, monkeypatch):
 
 def test_diff_allow_replace_says_what_will_be_replaced_not_safe():
     from gpucluster.diff import diff_templates, print_report
-    from tests.test_diff import FSX, REGION, STORAGE, edited, lustre, stacks
+    from tests.diff_stacks import FSX, REGION, STORAGE, edited, lustre, stacks
 
     current = edited(lambda t: lustre(t).update(DeploymentType="PERSISTENT_1", PerUnitStorageThroughput=200))
     console = Console(record=True, width=60, color_system=None)

@@ -8,12 +8,15 @@ from pathlib import Path
 
 import pytest
 import yaml
+from typer.testing import CliRunner
 
 from gpucluster import names
+from gpucluster.cli import app
 from gpucluster.config import ClusterConfig
-from gpucluster.diff import ChangeKind, diff_templates, run_diff
+from gpucluster.diff import ChangeKind, diff_templates
 from gpucluster.synth import synthesize
 from gpucluster.userdata import BundleRef, render_user_data
+from tests.diff_stacks import write_cdk_out
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "default.yaml"
 PINNED_AMI = "ami-0123456789abcdef0"
@@ -108,36 +111,29 @@ def test_diff_of_a_head_change_reports_the_head_replacement(variants, variant):
     assert allowed.exit_code == 0 and allowed.unused_allowances == ()
 
 
-def test_run_diff_names_the_head_and_exits_1(variants, tmp_path, capsys):
-    baseline = tmp_path / "baseline"
-    baseline.mkdir()
-    import json
-
-    for stack, template in variants["pinned"].items():
-        (baseline / f"{stack}.template.json").write_text(json.dumps(template))
+def _diff(tmp_path: Path, baseline: dict[str, dict], data: dict):
+    """`gpucluster diff` of the config `data` against the synthesized `baseline`."""
     config = tmp_path / "cluster.yaml"
-    config.write_text(yaml.safe_dump(_edited(VARIANTS["pinned-new-type"])))
-    assert run_diff(config, baseline, []) == 1
-    out = " ".join(capsys.readouterr().out.split())
+    config.write_text(yaml.safe_dump(data))
+    directory = write_cdk_out(tmp_path / "baseline", baseline)
+    return CliRunner().invoke(app, ["diff", str(config), "--baseline", str(directory)])
+
+
+def test_diff_verb_names_the_head_and_exits_1(variants, tmp_path):
+    result = _diff(tmp_path, variants["pinned"], _edited(VARIANTS["pinned-new-type"]))
+    assert result.exit_code == 1, result.output
+    out = " ".join(result.output.split())
     assert "head node will be replaced: running jobs pause, controller restarts" in out
     assert "HeadNodeInstance" in out
     assert "DATA AT RISK" not in out
-    config.write_text(yaml.safe_dump(_edited(VARIANTS["pinned"])))
-    assert run_diff(config, baseline, []) == 0
+    assert _diff(tmp_path, variants["pinned"], _edited(VARIANTS["pinned"])).exit_code == 0
 
 
-def test_run_diff_of_the_default_example_resized_to_one_node_exits_0(variants, tmp_path, capsys):
+def test_diff_verb_of_the_default_example_resized_to_one_node_exits_0(variants, tmp_path):
     """The issue's measurement, through `gpucluster diff`: count 2 -> 1 replaces nothing."""
-    import json
-
-    baseline = tmp_path / "baseline"
-    baseline.mkdir()
-    for stack, template in variants["default"].items():
-        (baseline / f"{stack}.template.json").write_text(json.dumps(template))
-    config = tmp_path / "cluster.yaml"
-    config.write_text(yaml.safe_dump(_edited(_count(1))))
-    assert run_diff(config, baseline, []) == 0
-    out = " ".join(capsys.readouterr().out.split())
+    result = _diff(tmp_path, variants["default"], _edited(_count(1)))
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
     assert "head node will be replaced" not in out
     assert "0 replaced" in out
 

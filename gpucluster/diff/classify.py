@@ -1,0 +1,67 @@
+"""One resource on both sides of a diff, classified from its own properties and the
+CloudFormation resource schema: what changed, what forces a replacement, what may,
+whether it holds data, whether it is the head node."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpucluster.diff.template_values import MISSING, changed_paths, property_name, value_at
+from gpucluster.names import HEAD_NODE_ID
+from gpucluster.resource_schemas import DOCUMENTED_REPLACEMENTS, stateful_types, update_rules
+
+RETAINING_POLICIES = frozenset({"Retain", "RetainExceptOnCreate", "Snapshot"})
+# Resource attributes whose change CloudFormation applies; DependsOn only orders work.
+RESOURCE_ATTRIBUTES = ("Condition", "DeletionPolicy", "UpdateReplacePolicy", "UpdatePolicy",
+                       "CreationPolicy", "Metadata")
+HEAD_NODE_TYPE = "AWS::EC2::Instance"
+
+
+def is_head_node(logical_id: str, resource: dict[str, Any]) -> bool:
+    """The Cluster stack's only standalone instance; CDK starts its logical ID with the
+    construct id (names.HEAD_NODE_ID), which is kept fixed for that reason."""
+    return resource.get("Type") == HEAD_NODE_TYPE and logical_id.startswith(HEAD_NODE_ID)
+
+
+def is_stateful(resource: dict[str, Any]) -> bool:
+    policies = {resource.get("DeletionPolicy"), resource.get("UpdateReplacePolicy")}
+    return resource.get("Type") in stateful_types() or bool(policies & RETAINING_POLICIES)
+
+
+@dataclass
+class Assessment:
+    """One resource present on both sides; grows while replacements are followed."""
+
+    before: dict[str, Any]
+    after: dict[str, Any]
+    changed: list[str]
+    replaced_by: list[str]
+    may_replace: list[str]
+
+
+def assess(before: dict[str, Any], after: dict[str, Any], region: str) -> Assessment:
+    old_type, new_type = before.get("Type"), after.get("Type")
+    old_props, new_props = before.get("Properties", {}), after.get("Properties", {})
+    changed = changed_paths(old_props, new_props, "")
+    for attribute in RESOURCE_ATTRIBUTES:
+        changed += changed_paths(before.get(attribute, MISSING), after.get(attribute, MISSING),
+                                 attribute)
+    assessment = Assessment(before, after, changed, [], [])
+    if old_type != new_type:
+        assessment.replaced_by.append(f"Type {old_type} -> {new_type}")
+        return assessment
+    # A resource without a Type (a hand-edited baseline) has no schema: its update rules are unknown.
+    resource_type: str = new_type or ""
+    rules = update_rules(resource_type, region)
+    documented = DOCUMENTED_REPLACEMENTS.get(resource_type, {})
+    for pointer in rules.create_only:
+        if value_at(old_props, pointer) != value_at(new_props, pointer):
+            source = " (CloudFormation docs)" if pointer in documented else ""
+            assessment.replaced_by.append(property_name(pointer) + source)
+    for pointer in rules.conditional:
+        if value_at(old_props, pointer) != value_at(new_props, pointer):
+            assessment.may_replace.append(property_name(pointer))
+    if changed and not rules.known:
+        assessment.may_replace.append(f"no resource schema for {new_type}")
+    return assessment

@@ -1,0 +1,92 @@
+"""What a diff finds: per stack, each resource added, modified, replaced or removed,
+and whether the change puts data or the head node at risk."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+# Retained and removed, these lose nothing the cluster reads back: logs are only written.
+# Other data-holding types (file systems, the munge secret) are detached from the cluster.
+ARCHIVE_TYPES = frozenset({"AWS::Logs::LogGroup"})
+
+
+class ChangeKind(StrEnum):
+    DELETED = "deleted"
+    # Gone from the template, kept by DeletionPolicy: nothing is lost, but it lives on
+    # outside any stack (and is billed) until removed by hand (README, Tearing down), and
+    # a data-holding one is detached from the cluster, so it still needs --allow-replace.
+    RETAINED = "removed from stack, retained in the account"
+    REPLACED = "replaced"
+    MODIFIED = "modified"
+    ADDED = "added"
+
+
+@dataclass(frozen=True)
+class ResourceChange:
+    stack: str
+    logical_id: str
+    resource_type: str
+    kind: ChangeKind
+    stateful: bool
+    changed: tuple[str, ...] = ()
+    replaced_by: tuple[str, ...] = ()
+    may_replace: tuple[str, ...] = ()
+    allowed: bool = False
+    head_node: bool = False
+
+    @property
+    def endangers_data(self) -> bool:
+        """A data-holding resource would be (or may be) replaced, deleted or detached."""
+        if self.kind == ChangeKind.RETAINED:
+            return self.stateful and self.resource_type not in ARCHIVE_TYPES
+        risky = self.kind in (ChangeKind.REPLACED, ChangeKind.DELETED) or bool(self.may_replace)
+        return self.stateful and risky
+
+    @property
+    def replaces_head(self) -> bool:
+        """The head node would be (or may be) replaced or deleted: slurmctld stops, a new
+        head boots from the same EFS state; queued and running jobs survive the pause."""
+        risky = self.kind in (ChangeKind.REPLACED, ChangeKind.DELETED) or bool(self.may_replace)
+        return self.head_node and risky
+
+    @property
+    def guarded(self) -> bool:
+        """A change CI stops on unless allowed: data at risk, or the head node replaced."""
+        return self.endangers_data or self.replaces_head
+
+    @property
+    def blocks(self) -> bool:
+        return self.guarded and not self.allowed
+
+
+@dataclass(frozen=True)
+class StackDiff:
+    name: str
+    changes: tuple[ResourceChange, ...]
+
+    def of_kind(self, kind: ChangeKind) -> tuple[ResourceChange, ...]:
+        return tuple(c for c in self.changes if c.kind == kind)
+
+
+@dataclass(frozen=True)
+class DiffReport:
+    stacks: tuple[StackDiff, ...]
+    unused_allowances: tuple[str, ...]
+
+    @property
+    def changes(self) -> tuple[ResourceChange, ...]:
+        return tuple(c for stack in self.stacks for c in stack.changes)
+
+    @property
+    def blocking(self) -> tuple[ResourceChange, ...]:
+        return tuple(c for c in self.changes if c.blocks)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.blocking else 0
+
+    def change(self, stack: str, logical_id: str) -> ResourceChange | None:
+        return next(
+            (c for c in self.changes if c.stack == stack and c.logical_id == logical_id), None
+        )
