@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 import yaml
 
-from gpucluster import fsx_rules
 from gpucluster.bad_input import BadInput
+from gpucluster.config import fsx_rules
 from gpucluster.loader import parse_config
 from tests.conftest import REPO
 
@@ -214,7 +214,7 @@ def test_block_ending_within_30_minutes_refused_after_that_accepted():
 
 
 def test_clock_comes_from_gpucluster_now(monkeypatch):
-    from gpucluster.capacity_block_rules import current_time
+    from gpucluster.config.capacity_block_rules import current_time
 
     monkeypatch.setenv("GPUCLUSTER_NOW", "2027-07-02T03:04:05Z")
     assert current_time() == datetime(2027, 7, 2, 3, 4, 5, tzinfo=UTC)
