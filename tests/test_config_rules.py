@@ -76,6 +76,22 @@ def test_efa_capacity_steps_follow_throughput(throughput, good, bad):
     assert f"multiple of {good} GiB" in problems[0]
 
 
+@pytest.mark.parametrize(
+    ("size", "ok"), [(1200, True), (2400, True), (3600, True), (7200, True), (6000, False)]
+)
+def test_scratch_1_grows_in_multiples_of_3600(size, ok):
+    """CreateFileSystem: SCRATCH_1 takes "1200 GiB, 2400 GiB, and increments of 3600 GiB",
+    read like the 2400 GiB increments of the other types: multiples of the step."""
+    problems = problems_for(fsx(deployment_type="SCRATCH_1", throughput_per_tib=None, storage_gib=size))
+    if ok:
+        assert problems == []
+    else:
+        assert problems == [
+            "storage.fsx_lustre.storage_gib: 6000 GiB is not a valid SCRATCH_1 size; "
+            "use 1200, 2400, or a multiple of 3600"
+        ]
+
+
 def test_non_efa_fsx_keeps_2400_steps():
     assert problems_for(fsx(efa=False, storage_gib=2400, throughput_per_tib=125)) == []
 

@@ -18,7 +18,7 @@ FSX_THROUGHPUT = {
 
 class FsxLustreConfig(StrictModel):
     storage_gib: int = Field(
-        default=4800, description="1200, 2400, then multiples of 2400 (SCRATCH_1: +3600)."
+        default=4800, description="1200, 2400, then multiples of 2400 (SCRATCH_1: of 3600)."
     )
     deployment_type: Literal["SCRATCH_1", "SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"] = "PERSISTENT_2"
     throughput_per_tib: int | None = Field(
@@ -42,8 +42,8 @@ class FsxLustreConfig(StrictModel):
     def _fsx_rules(self) -> FsxLustreConfig:
         size = self.storage_gib
         if self.deployment_type == "SCRATCH_1":
-            valid = size in (1200, 2400) or (size > 2400 and (size - 2400) % 3600 == 0)
-            hint = "1200, 2400, or 2400 plus a multiple of 3600"
+            valid = size in (1200, 2400) or (size > 2400 and size % 3600 == 0)
+            hint = "1200, 2400, or a multiple of 3600"
         else:
             valid = size in (1200, 2400) or (size > 2400 and size % 2400 == 0)
             hint = "1200, 2400, or a multiple of 2400"
