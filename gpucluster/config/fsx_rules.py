@@ -143,6 +143,45 @@ def _throughput_problem(base: CapacityRule, throughput_per_tib: int | None) -> s
     )
 
 
+def describe_storage() -> str:
+    """The schema's description of storage_gib, from the table."""
+    usual = base_rule("PERSISTENT_2")
+    others = "; ".join(
+        f"{r.deployment_type}: {r.sizes()}"
+        for r in CAPACITY_RULES
+        if not r.efa and r.sizes() != usual.sizes()
+    )
+    return f"{usual.sizes()}" + (f" ({others})" if others else "") + "; EFA-enabled: see efa."
+
+
+def describe_throughput() -> str:
+    bases = [base_rule(t) for t in DEPLOYMENT_TYPES]
+    offered = ", ".join(
+        f"{r.deployment_type} {'/'.join(map(str, r.throughputs))}" for r in bases if r.throughputs
+    )
+    none = ", ".join(r.deployment_type for r in bases if not r.throughputs)
+    return f"MB/s per TiB; {offered}; null for {none}."
+
+
+def describe_efa() -> str:
+    rules = efa_rules()
+    types = " or ".join(sorted({r.deployment_type for r in rules}))
+    steps = "/".join(str(r.step_gib) for r in rules)
+    tiers = "/".join(str(r.throughputs[0]) for r in rules)
+    return (
+        f"EFA-enabled file system ({types} only, set at creation); storage_gib in "
+        f"multiples of {steps} for {tiers} MB/s/TiB."
+    )
+
+
+def describe_metadata_iops() -> str:
+    rule = METADATA_IOPS
+    return (
+        f"{' or '.join(rule.deployment_types)} metadata IOPS: {', '.join(map(str, rule.first))}, then "
+        f"multiples of {rule.step} to {rule.maximum}; null: automatic."
+    )
+
+
 def metadata_iops_valid_values() -> tuple[int, ...]:
     return METADATA_IOPS.valid_values()
 

@@ -12,25 +12,13 @@ from gpucluster.config.mount_points import mount_point_problem
 
 
 class FsxLustreConfig(StrictModel):
-    storage_gib: int = Field(
-        default=4800, description="1200, 2400, then multiples of 2400 (SCRATCH_1: of 3600)."
-    )
+    # The rule descriptions come from fsx_rules' table, so the schema cannot contradict it.
+    storage_gib: int = Field(default=4800, description=fsx_rules.describe_storage())
     deployment_type: fsx_rules.DeploymentType = "PERSISTENT_2"
-    throughput_per_tib: int | None = Field(
-        default=250,
-        description="MB/s per TiB; PERSISTENT_1 50/100/200, PERSISTENT_2 125/250/500/1000; null for SCRATCH.",
-    )
+    throughput_per_tib: int | None = Field(default=250, description=fsx_rules.describe_throughput())
     compression: Literal["LZ4", "NONE"] = "LZ4"
-    efa: bool = Field(
-        default=False,
-        description="EFA-enabled file system (PERSISTENT_2 only, set at creation); storage_gib in "
-        "multiples of 38400/19200/9600/4800 for 125/250/500/1000 MB/s/TiB.",
-    )
-    metadata_iops: int | None = Field(
-        default=None,
-        description="PERSISTENT_2 metadata IOPS: 1500, 3000, 6000, 12000, then multiples of 12000 "
-        "to 192000; null: automatic.",
-    )
+    efa: bool = Field(default=False, description=fsx_rules.describe_efa())
+    metadata_iops: int | None = Field(default=None, description=fsx_rules.describe_metadata_iops())
     mount_point: str = "/fsx"
 
     @model_validator(mode="after")
