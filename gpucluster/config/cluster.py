@@ -3,22 +3,35 @@
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
-from gpucluster.config.fields import StrictModel, fail, fail_at
+from gpucluster.config.fields import StrictModel, fail, fail_at, matching
 from gpucluster.config.image import ImageConfig
 from gpucluster.config.network import NetworkConfig
 from gpucluster.config.nodes import ComputeGroupConfig, HeadNodeConfig, LoginNodesConfig
 from gpucluster.config.software import SoftwareConfig
 from gpucluster.config.storage import StorageConfig
 
+Region = Annotated[
+    str,
+    matching(
+        r"^[a-z]{2}(-gov)?-[a-z]+-\d$",
+        "region",
+        "'{value}' is not an AWS region name; use one like us-east-2",
+    ),
+]
+AccountId = Annotated[
+    str, matching(r"^\d{12}$", "account", "an AWS account id is 12 digits; quote it in YAML")
+]
+
 
 class ClusterConfig(StrictModel):
     name: str = Field(description="Lower-case cluster name, used in stack names.")
-    region: str
+    region: Region
     availability_zone: str = Field(description="EFA and Capacity Blocks are single-AZ: everything runs here.")
-    account: str | None = Field(
+    account: AccountId | None = Field(
         default=None, description="AWS account id; null deploys to the CLI's account."
     )
     network: NetworkConfig = Field(default_factory=NetworkConfig)
@@ -41,13 +54,6 @@ class ClusterConfig(StrictModel):
             )
         return value
 
-    @field_validator("region")
-    @classmethod
-    def _region(cls, value: str) -> str:
-        if not re.match(r"^[a-z]{2}(-gov)?-[a-z]+-\d$", value):
-            raise fail("region", f"'{value}' is not an AWS region name; use one like us-east-2")
-        return value
-
     @field_validator("account", mode="before")
     @classmethod
     def _account_quoted(cls, value: object) -> object:
@@ -58,13 +64,6 @@ class ClusterConfig(StrictModel):
                 "account",
                 f'{value} was read as a number; quote the 12-digit account id, e.g. account: "{value:012d}"',
             )
-        return value
-
-    @field_validator("account")
-    @classmethod
-    def _account(cls, value: str | None) -> str | None:
-        if value is not None and not re.match(r"^\d{12}$", value):
-            raise fail("account", "an AWS account id is 12 digits; quote it in YAML")
         return value
 
     @field_validator("tags")

@@ -1,5 +1,5 @@
 """What every config section is built from: the strict base model, the error helpers and
-the constrained strings (instance types, AWS ids, checksums) that more than one section uses."""
+the constrained strings (instance types, AWS ids, checksums); `matching` makes one."""
 
 from __future__ import annotations
 
@@ -8,10 +8,6 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 from pydantic_core import PydanticCustomError
-
-INSTANCE_TYPE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")
-RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 def fail(kind: str, message: str, at: str | None = None) -> PydanticCustomError:
@@ -30,52 +26,50 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
 
-def _instance_type_name(value: str) -> str:
-    if not INSTANCE_TYPE.match(value):
-        raise fail("instance_type", f"'{value}' is not an EC2 instance type; use a name like m7i.2xlarge")
-    return value
-
-
-InstanceTypeName = Annotated[str, AfterValidator(_instance_type_name)]
-
-
-def _reservation_id(value: str) -> str:
-    if not RESERVATION_ID.match(value):
-        raise fail(
-            "reservation_id",
-            f"'{value}' is not a capacity reservation id; it looks like cr-0123456789abcdef0 "
-            "(cr- and 17 hex digits, as shown by `aws ec2 describe-capacity-reservations`)",
-        )
-    return value
-
-
-ReservationId = Annotated[str, AfterValidator(_reservation_id)]
-
-
-def _aws_id(prefix: str, noun: str) -> AfterValidator:
-    """An EC2 resource id such as vpc-0abc...: the prefix, a hyphen and 8 to 17 hex digits."""
-    shape = re.compile(rf"^{prefix}-[0-9a-f]{{8,17}}$")
+def matching(pattern: str, kind: str, message: str) -> AfterValidator:
+    """A string that must match `pattern`; else a `kind` error saying `message` ({value}: the input)."""
+    shape = re.compile(pattern)
 
     def check(value: str) -> str:
         if not shape.match(value):
-            raise fail(f"{prefix}_id", f"'{value}' is not {noun}; expected {prefix}- and 8 or 17 hex digits")
+            raise fail(kind, message.format(value=value))
         return value
 
     return AfterValidator(check)
 
 
+def _aws_id(prefix: str, noun: str) -> AfterValidator:
+    """An EC2 resource id such as vpc-0abc...: the prefix, a hyphen and 8 to 17 hex digits."""
+    return matching(
+        rf"^{prefix}-[0-9a-f]{{8,17}}$",
+        f"{prefix}_id",
+        f"'{{value}}' is not {noun}; expected {prefix}- and 8 or 17 hex digits",
+    )
+
+
+InstanceTypeName = Annotated[
+    str,
+    matching(
+        r"^[a-z][a-z0-9-]*\.[a-z0-9]+$",
+        "instance_type",
+        "'{value}' is not an EC2 instance type; use a name like m7i.2xlarge",
+    ),
+]
+ReservationId = Annotated[
+    str,
+    matching(
+        r"^cr-[0-9a-f]{17}$",
+        "reservation_id",
+        "'{value}' is not a capacity reservation id; it looks like cr-0123456789abcdef0 "
+        "(cr- and 17 hex digits, as shown by `aws ec2 describe-capacity-reservations`)",
+    ),
+]
 VpcId = Annotated[str, _aws_id("vpc", "a VPC id")]
 SubnetId = Annotated[str, _aws_id("subnet", "a subnet id")]
 AmiId = Annotated[str, _aws_id("ami", "an AMI id")]
-
-
-def _sha256(value: str) -> str:
-    if not SHA256.match(value):
-        raise fail("sha256", "must be 64 lower-case hex digits (the output of sha256sum)")
-    return value
-
-
-Sha256 = Annotated[str, AfterValidator(_sha256)]
+Sha256 = Annotated[
+    str, matching(r"^[0-9a-f]{64}$", "sha256", "must be 64 lower-case hex digits (the output of sha256sum)")
+]
 
 
 def _pgp_fingerprint(value: str) -> str:

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-import re
+from typing import Annotated
 
 from pydantic import Field, field_validator
 
-from gpucluster.config.fields import AmiId, StrictModel, fail
+from gpucluster.config.fields import AmiId, StrictModel, fail, matching
 
 DLAMI_UBUNTU_2404 = (
     "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-24.04/latest/ami-id"
 )
+
+KernelRelease = Annotated[
+    str,
+    matching(
+        r"^\d+\.\d+\.\d+-\d+-[a-z0-9]+$",
+        "kernel",
+        "'{value}' is not a kernel release; use what `uname -r` prints, e.g. 6.8.0-1021-aws",
+    ),
+]
 
 
 class ImageConfig(StrictModel):
@@ -21,7 +30,7 @@ class ImageConfig(StrictModel):
     ami_id: AmiId | None = Field(
         default=None, description="Pinned AMI id (recommended): the image never changes under you."
     )
-    kernel: str | None = Field(
+    kernel: KernelRelease | None = Field(
         default=None,
         description="Kernel release (`uname -r`) the AMI boots; nodes that differ refuse to join.",
     )
@@ -36,15 +45,5 @@ class ImageConfig(StrictModel):
                 "ssm_parameter",
                 "Ubuntu 22.04 and older ship Slurm 21.08, which lacks dynamic nodes; "
                 f"use the Ubuntu 24.04 Deep Learning AMI: {DLAMI_UBUNTU_2404}",
-            )
-        return value
-
-    @field_validator("kernel")
-    @classmethod
-    def _kernel_shape(cls, value: str | None) -> str | None:
-        if value is not None and not re.match(r"^\d+\.\d+\.\d+-\d+-[a-z0-9]+$", value):
-            raise fail(
-                "kernel",
-                f"'{value}' is not a kernel release; use what `uname -r` prints, e.g. 6.8.0-1021-aws",
             )
         return value

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, PositiveInt, ValidationInfo, field_validator, model_validator
 
@@ -16,10 +15,19 @@ from gpucluster.config.capacity import (
     OdcrCapacity,
     OnDemandCapacity,
 )
-from gpucluster.config.fields import InstanceTypeName, StrictModel, fail, fail_at
+from gpucluster.config.fields import InstanceTypeName, StrictModel, fail, fail_at, matching
 from gpucluster.slurm_time import MINUTES_PER_DAY, SlurmTimeError, format_minutes, parse_minutes
 
-SLURM_NAME = re.compile(r"^[a-z][a-z0-9]{0,19}$")
+# The name becomes a Slurm partition, a node-name prefix and a node feature.
+GroupName = Annotated[
+    str,
+    matching(
+        r"^[a-z][a-z0-9]{0,19}$",
+        "name",
+        "'{value}' is not a usable group name; use 1-20 lower-case letters and digits "
+        "starting with a letter (it becomes a Slurm partition, node-name prefix and feature)",
+    ),
+]
 RESERVED_GROUP_NAMES = frozenset({"all", "default"})
 # A job submitted without --time gets DefaultTime. Never INFINITE: a Capacity Block's
 # end-of-block MAINT reservation exists for the whole block, and a job whose limit reaches
@@ -42,7 +50,7 @@ class LoginNodesConfig(StrictModel):
 
 
 class ComputeGroupConfig(StrictModel):
-    name: str = Field(description="Slurm partition and feature name: lower-case letters and digits.")
+    name: GroupName = Field(description="Slurm partition and feature name: lower-case letters and digits.")
     instance_type: InstanceTypeName
     count: PositiveInt = Field(le=1024)
     capacity: Capacity = Field(default_factory=lambda: OnDemandCapacity(type="on-demand"))
@@ -65,6 +73,17 @@ class ComputeGroupConfig(StrictModel):
         "a Capacity Block (at most that), else 7 days.",
     )
 
+    @field_validator("name")
+    @classmethod
+    def _not_reserved(cls, value: str) -> str:
+        if value in RESERVED_GROUP_NAMES:
+            raise fail(
+                "name",
+                f"'{value}' is reserved ('all' is the partition spanning every group; Slurm reads "
+                "'default' as settings for other partitions); pick another name",
+            )
+        return value
+
     @field_validator("default_time", "max_time", mode="before")
     @classmethod
     def _slurm_time(cls, value: object, info: ValidationInfo) -> object:
@@ -82,23 +101,6 @@ class ComputeGroupConfig(StrictModel):
         problem = placement_rules.choice_problem(value)
         if problem:
             raise fail("placement_group", problem)
-        return value
-
-    @field_validator("name")
-    @classmethod
-    def _slurm_safe(cls, value: str) -> str:
-        if not SLURM_NAME.match(value):
-            raise fail(
-                "name",
-                f"'{value}' is not a usable group name; use 1-20 lower-case letters and digits "
-                "starting with a letter (it becomes a Slurm partition, node-name prefix and feature)",
-            )
-        if value in RESERVED_GROUP_NAMES:
-            raise fail(
-                "name",
-                f"'{value}' is reserved ('all' is the partition spanning every group; Slurm reads "
-                "'default' as settings for other partitions); pick another name",
-            )
         return value
 
     @model_validator(mode="after")

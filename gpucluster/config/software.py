@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
 from gpucluster.config.fields import PgpFingerprint, Sha256, StrictModel, fail, fail_at
+
+
+def _pinned(sha256: str, download: str) -> Any:
+    """A download's checksum field: the sha256 published for the default version's file."""
+    return Field(default=sha256, description=f"sha256 of {download}.")
 
 
 class SoftwareConfig(StrictModel):
@@ -18,18 +24,17 @@ class SoftwareConfig(StrictModel):
         description="Slurm release the image's distribution ships (`sinfo --version`).",
     )
     enroot_version: str = "4.2.1"
-    enroot_sha256: Sha256 = Field(
-        default="5955c51e88df0c5ed538d87abb5264609d4bad55fa8570745ed5d4ec66c8ab91",
-        description="sha256 of enroot_<version>-1_amd64.deb.",
+    enroot_sha256: Sha256 = _pinned(
+        "5955c51e88df0c5ed538d87abb5264609d4bad55fa8570745ed5d4ec66c8ab91", "enroot_<version>-1_amd64.deb"
     )
-    enroot_caps_sha256: Sha256 = Field(
-        default="ca22652dcbdd3ebb6e2c68df781ef4301647c79dd7a41ed62899c2fd0f692750",
-        description="sha256 of enroot+caps_<version>-1_amd64.deb.",
+    enroot_caps_sha256: Sha256 = _pinned(
+        "ca22652dcbdd3ebb6e2c68df781ef4301647c79dd7a41ed62899c2fd0f692750",
+        "enroot+caps_<version>-1_amd64.deb",
     )
     pyxis_version: str = "0.24.0"
-    pyxis_sha256: Sha256 = Field(
-        default="9c4cdb79a67301d8ea05951aa4d2c205f40cf6145e338214b0191add8b36d6c4",
-        description="sha256 of the pyxis v<version> source tarball (GitHub archive of the tag).",
+    pyxis_sha256: Sha256 = _pinned(
+        "9c4cdb79a67301d8ea05951aa4d2c205f40cf6145e338214b0191add8b36d6c4",
+        "the pyxis v<version> source tarball (GitHub archive of the tag)",
     )
     lustre_repo_key_fingerprint: PgpFingerprint | None = Field(
         default=None,
