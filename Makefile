@@ -8,7 +8,7 @@ SETUP_STAMP := $(VENV)/.gpucluster-setup
 CONFIG ?= examples/default.yaml
 OUT ?= cdk.out
 
-.PHONY: setup synth cdk-synth typecheck test test-fast test-slurm snapshots bench lint clean
+.PHONY: setup synth cdk-synth typecheck test test-fast test-slurm snapshots schema-golden bench lint clean
 
 $(SETUP_STAMP): pyproject.toml package.json package-lock.json
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ test-slurm: setup
 ## Accept the current synthesized templates as the new snapshots.
 snapshots: setup
 	$(PY) -m pytest -q tests/test_snapshots.py --snapshot-update
+
+## Accept the current `gpucluster schema` as its golden copy (tests/test_config_schema.py).
+schema-golden: setup
+	$(VENV)/bin/gpucluster schema > tests/golden/config-schema.json
 
 bench: setup
 	$(PY) -m bench.run

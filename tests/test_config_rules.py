@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 import yaml
 
-from gpucluster import fsx_rules
 from gpucluster.bad_input import BadInput
+from gpucluster.config import fsx_rules
 from gpucluster.loader import parse_config
 from tests.conftest import REPO
 
@@ -74,6 +74,22 @@ def test_efa_capacity_steps_follow_throughput(throughput, good, bad):
     problems = problems_for(efa_fsx(bad))
     assert len(problems) == 1 and problems[0].startswith("storage.fsx_lustre.storage_gib: ")
     assert f"multiple of {good} GiB" in problems[0]
+
+
+@pytest.mark.parametrize(
+    ("size", "ok"), [(1200, True), (2400, True), (3600, True), (7200, True), (6000, False)]
+)
+def test_scratch_1_grows_in_multiples_of_3600(size, ok):
+    """CreateFileSystem: SCRATCH_1 takes "1200 GiB, 2400 GiB, and increments of 3600 GiB",
+    read like the 2400 GiB increments of the other types: multiples of the step."""
+    problems = problems_for(fsx(deployment_type="SCRATCH_1", throughput_per_tib=None, storage_gib=size))
+    if ok:
+        assert problems == []
+    else:
+        assert problems == [
+            "storage.fsx_lustre.storage_gib: 6000 GiB is not a valid SCRATCH_1 size; "
+            "use 1200, 2400, or a multiple of 3600"
+        ]
 
 
 def test_non_efa_fsx_keeps_2400_steps():
@@ -214,7 +230,7 @@ def test_block_ending_within_30_minutes_refused_after_that_accepted():
 
 
 def test_clock_comes_from_gpucluster_now(monkeypatch):
-    from gpucluster.capacity_block_rules import current_time
+    from gpucluster.config.capacity_block_rules import current_time
 
     monkeypatch.setenv("GPUCLUSTER_NOW", "2027-07-02T03:04:05Z")
     assert current_time() == datetime(2027, 7, 2, 3, 4, 5, tzinfo=UTC)

@@ -1,0 +1,54 @@
+"""The cluster configuration: one YAML file, validated once, in this package.
+
+Every other module receives a `ClusterConfig`; none re-checks what is checked here.
+Field names are the public contract (DESIGN.md, "The user's contract"). One module per
+section of the file (network, image, nodes, capacity, storage, software), the root in
+`cluster`; the AWS rules the sections enforce live beside them (`fsx_rules`,
+`capacity_block_rules`, `placement_rules`, `mount_points`).
+"""
+
+from gpucluster.config.capacity import (
+    CAPACITY_BLOCK_END_UTC,
+    CAPACITY_BLOCK_SIZES,
+    Capacity,
+    CapacityBlockCapacity,
+    OdcrCapacity,
+    OnDemandCapacity,
+)
+from gpucluster.config.cluster import ClusterConfig
+from gpucluster.config.fields import StrictModel
+from gpucluster.config.image import DLAMI_UBUNTU_2404, ImageConfig
+from gpucluster.config.network import NetworkConfig
+from gpucluster.config.nodes import (
+    DEFAULT_MAX_TIME_MINUTES,
+    DEFAULT_TIME_MINUTES,
+    RESERVED_GROUP_NAMES,
+    ComputeGroupConfig,
+    HeadNodeConfig,
+    LoginNodesConfig,
+)
+from gpucluster.config.software import SoftwareConfig
+from gpucluster.config.storage import FsxLustreConfig, StorageConfig
+
+__all__ = [
+    "CAPACITY_BLOCK_END_UTC",
+    "CAPACITY_BLOCK_SIZES",
+    "DEFAULT_MAX_TIME_MINUTES",
+    "DEFAULT_TIME_MINUTES",
+    "DLAMI_UBUNTU_2404",
+    "RESERVED_GROUP_NAMES",
+    "Capacity",
+    "CapacityBlockCapacity",
+    "ClusterConfig",
+    "ComputeGroupConfig",
+    "FsxLustreConfig",
+    "HeadNodeConfig",
+    "ImageConfig",
+    "LoginNodesConfig",
+    "NetworkConfig",
+    "OdcrCapacity",
+    "OnDemandCapacity",
+    "SoftwareConfig",
+    "StorageConfig",
+    "StrictModel",
+]

@@ -1,0 +1,129 @@
+"""The root of the config: `ClusterConfig`, its own fields and the checks that span sections."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import Field, field_validator, model_validator
+
+from gpucluster.config.fields import StrictModel, fail, fail_at, matching
+from gpucluster.config.image import ImageConfig
+from gpucluster.config.network import NetworkConfig
+from gpucluster.config.nodes import ComputeGroupConfig, HeadNodeConfig, LoginNodesConfig
+from gpucluster.config.software import SoftwareConfig
+from gpucluster.config.storage import StorageConfig
+
+Region = Annotated[
+    str,
+    matching(
+        r"^[a-z]{2}(-gov)?-[a-z]+-\d$",
+        "region",
+        "'{value}' is not an AWS region name; use one like us-east-2",
+    ),
+]
+AccountId = Annotated[
+    str, matching(r"^\d{12}$", "account", "an AWS account id is 12 digits; quote it in YAML")
+]
+
+
+class ClusterConfig(StrictModel):
+    name: str = Field(description="Lower-case cluster name, used in stack names.")
+    region: Region
+    availability_zone: str = Field(description="EFA and Capacity Blocks are single-AZ: everything runs here.")
+    account: AccountId | None = Field(
+        default=None, description="AWS account id; null deploys to the CLI's account."
+    )
+    network: NetworkConfig = Field(default_factory=NetworkConfig)
+    image: ImageConfig = Field(default_factory=ImageConfig)
+    head_node: HeadNodeConfig = Field(default_factory=HeadNodeConfig)
+    login_nodes: LoginNodesConfig = Field(default_factory=LoginNodesConfig)
+    compute_groups: list[ComputeGroupConfig] = Field(min_length=1, max_length=16)
+    storage: StorageConfig = Field(default_factory=StorageConfig)
+    software: SoftwareConfig = Field(default_factory=SoftwareConfig)
+    tags: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not re.match(r"^[a-z][a-z0-9-]{0,19}$", value) or value.endswith("-"):
+            raise fail(
+                "name",
+                f"'{value}' is not a usable cluster name; use 1-20 lower-case letters, digits and "
+                "hyphens, starting with a letter",
+            )
+        return value
+
+    @field_validator("account", mode="before")
+    @classmethod
+    def _account_quoted(cls, value: object) -> object:
+        # Unquoted, YAML reads the id as a number (dropping leading zeros) and the str
+        # check would fail first with a generic message: say what to write instead.
+        if isinstance(value, int) and not isinstance(value, bool):
+            raise fail(
+                "account",
+                f'{value} was read as a number; quote the 12-digit account id, e.g. account: "{value:012d}"',
+            )
+        return value
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, tag_value in value.items():
+            if key.lower().startswith(("aws:", "gpucluster:")):
+                raise fail("tags", f"tag key '{key}' uses a reserved prefix (aws: or gpucluster:); rename it")
+            # Nodes read their tags from instance metadata, which refuses keys
+            # with spaces or '/' and then fails the launch.
+            if not re.match(r"^[A-Za-z0-9+\-=._:@]{1,128}$", key):
+                raise fail(
+                    "tags",
+                    f"tag key '{key}' may only hold letters, digits and + - = . _ : @ (no spaces or /), "
+                    "1-128 characters, because instances expose their tags in instance metadata",
+                )
+            if len(tag_value) > 256:
+                raise fail("tags", f"the value of tag '{key}' is longer than 256 characters")
+        return value
+
+    @model_validator(mode="after")
+    def _cross_field(self) -> ClusterConfig:
+        if not re.match(rf"^{re.escape(self.region)}[a-z]$", self.availability_zone):
+            raise fail_at(
+                "availability_zone",
+                f"{self.availability_zone} is not in region {self.region}; use the region name "
+                "plus a letter, e.g. " + f"{self.region}a",
+            )
+        names = [group.name for group in self.compute_groups]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise fail_at("compute_groups", f"group names must be unique; repeated: {', '.join(dupes)}")
+        fsx = self.storage.fsx_lustre
+        if fsx is not None and fsx.efa:
+            for group in self.compute_groups:
+                if not group.efa:
+                    raise fail_at(
+                        "storage.fsx_lustre.efa",
+                        f"EFA-enabled FSx needs EFA clients, but group {group.name} has efa: false",
+                    )
+        return self
+
+    def warnings(self) -> list[str]:
+        """Legal but risky choices: printed by `validate` and `synth`, never fatal."""
+        notes: list[str] = []
+        if self.image.ami_id is None:
+            notes.append(
+                "image.ami_id: not pinned; the AMI follows the SSM parameter at every deploy and a "
+                "new image can bring a new kernel. Pin the AMI id you tested."
+            )
+        if self.image.kernel is None:
+            notes.append(
+                "image.kernel: not set; nodes cannot verify they booted the kernel you tested. "
+                "Set it to `uname -r` of the pinned AMI."
+            )
+        for index, group in enumerate(self.compute_groups):
+            if group.is_capacity_block and group.placement_group is True:
+                notes.append(
+                    f"compute_groups.{index}.placement_group: forced on a Capacity Block group; "
+                    "block instances are already co-located and a placement group can make "
+                    "launches fail with insufficient capacity"
+                )
+        return notes

@@ -1,0 +1,85 @@
+"""What every config section is built from: the strict base model, the error helpers and
+the constrained strings (instance types, AWS ids, checksums); `matching` makes one."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic_core import PydanticCustomError
+
+
+def fail(kind: str, message: str, at: str | None = None) -> PydanticCustomError:
+    """A validation error; `at` names the field when a model-level check finds it."""
+    return PydanticCustomError(kind, message, {"at": at} if at else None)
+
+
+def fail_at(field: str, message: str) -> PydanticCustomError:
+    """An error found by a model-level check, reported at `field` below the model."""
+    return fail("invalid", message, at=field)
+
+
+class StrictModel(BaseModel):
+    """Unknown keys are errors: a typo must not silently fall back to a default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+def matching(pattern: str, kind: str, message: str) -> AfterValidator:
+    """A string that must match `pattern`; else a `kind` error saying `message` ({value}: the input)."""
+    shape = re.compile(pattern)
+
+    def check(value: str) -> str:
+        if not shape.match(value):
+            raise fail(kind, message.format(value=value))
+        return value
+
+    return AfterValidator(check)
+
+
+def _aws_id(prefix: str, noun: str) -> AfterValidator:
+    """An EC2 resource id such as vpc-0abc...: the prefix, a hyphen and 8 to 17 hex digits."""
+    return matching(
+        rf"^{prefix}-[0-9a-f]{{8,17}}$",
+        f"{prefix}_id",
+        f"'{{value}}' is not {noun}; expected {prefix}- and 8 or 17 hex digits",
+    )
+
+
+InstanceTypeName = Annotated[
+    str,
+    matching(
+        r"^[a-z][a-z0-9-]*\.[a-z0-9]+$",
+        "instance_type",
+        "'{value}' is not an EC2 instance type; use a name like m7i.2xlarge",
+    ),
+]
+ReservationId = Annotated[
+    str,
+    matching(
+        r"^cr-[0-9a-f]{17}$",
+        "reservation_id",
+        "'{value}' is not a capacity reservation id; it looks like cr-0123456789abcdef0 "
+        "(cr- and 17 hex digits, as shown by `aws ec2 describe-capacity-reservations`)",
+    ),
+]
+VpcId = Annotated[str, _aws_id("vpc", "a VPC id")]
+SubnetId = Annotated[str, _aws_id("subnet", "a subnet id")]
+AmiId = Annotated[str, _aws_id("ami", "an AMI id")]
+Sha256 = Annotated[
+    str, matching(r"^[0-9a-f]{64}$", "sha256", "must be 64 lower-case hex digits (the output of sha256sum)")
+]
+
+
+def _pgp_fingerprint(value: str) -> str:
+    # gpg prints fingerprints in groups of four; accept that form and store the bare one.
+    bare = value.replace(" ", "").upper()
+    if not re.fullmatch(r"[0-9A-F]{40}", bare):
+        raise fail(
+            "fingerprint", "must be a 40-hex-digit OpenPGP fingerprint (as `gpg --show-keys` prints it)"
+        )
+    return bare
+
+
+PgpFingerprint = Annotated[str, AfterValidator(_pgp_fingerprint)]

@@ -1,0 +1,84 @@
+"""`software:`: the Slurm release and the pinned Enroot, Pyxis and Lustre-repository downloads."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import Field, field_validator, model_validator
+
+from gpucluster.config.fields import PgpFingerprint, Sha256, StrictModel, fail, fail_at
+
+
+def _pinned(sha256: str, download: str) -> Any:
+    """A download's checksum field: the sha256 published for the default version's file."""
+    return Field(default=sha256, description=f"sha256 of {download}.")
+
+
+class SoftwareConfig(StrictModel):
+    """Pinned node software. Each checksum default is the sha256 published for the file of the
+    default version; a node refuses to install a download whose sha256 differs."""
+
+    slurm: str = Field(
+        default="23.11.4",
+        description="Slurm release the image's distribution ships (`sinfo --version`).",
+    )
+    enroot_version: str = "4.2.1"
+    enroot_sha256: Sha256 = _pinned(
+        "5955c51e88df0c5ed538d87abb5264609d4bad55fa8570745ed5d4ec66c8ab91", "enroot_<version>-1_amd64.deb"
+    )
+    enroot_caps_sha256: Sha256 = _pinned(
+        "ca22652dcbdd3ebb6e2c68df781ef4301647c79dd7a41ed62899c2fd0f692750",
+        "enroot+caps_<version>-1_amd64.deb",
+    )
+    pyxis_version: str = "0.24.0"
+    pyxis_sha256: Sha256 = _pinned(
+        "9c4cdb79a67301d8ea05951aa4d2c205f40cf6145e338214b0191add8b36d6c4",
+        "the pyxis v<version> source tarball (GitHub archive of the tag)",
+    )
+    lustre_repo_key_fingerprint: PgpFingerprint | None = Field(
+        default=None,
+        description=(
+            "Fingerprint of the FSx Lustre client repository key (fsx-ubuntu-public-key.asc). "
+            "Nodes whose kernel lacks a Lustre client module install one from that repository "
+            "only when this is set; the FSx guide publishes no fingerprint for the Ubuntu key."
+        ),
+    )
+
+    @field_validator("slurm")
+    @classmethod
+    def _slurm_release(cls, value: str) -> str:
+        match = re.match(r"^(\d+)\.(\d+)\.(\d+)$", value)
+        if not match:
+            raise fail("slurm", f"'{value}' is not a Slurm release; write it like 23.11.4")
+        if (int(match[1]), int(match[2])) < (22, 5):
+            raise fail("slurm", f"Slurm {value} lacks dynamic nodes (22.05+); use the image's newer Slurm")
+        return value
+
+    @field_validator("enroot_version", "pyxis_version")
+    @classmethod
+    def _semver(cls, value: str) -> str:
+        if not re.match(r"^\d+\.\d+\.\d+$", value):
+            raise fail("version", f"'{value}' is not a release number; write it like 3.5.0")
+        return value
+
+    @model_validator(mode="after")
+    def _checksum_follows_version(self) -> SoftwareConfig:
+        # A changed version with the default checksum would only fail on the node, at boot.
+        pins = (
+            ("enroot_version", ("enroot_sha256", "enroot_caps_sha256")),
+            ("pyxis_version", ("pyxis_sha256",)),
+        )
+        fields = type(self).model_fields
+        for version_field, checksum_fields in pins:
+            if getattr(self, version_field) == fields[version_field].default:
+                continue
+            for checksum_field in checksum_fields:
+                if getattr(self, checksum_field) == fields[checksum_field].default:
+                    raise fail_at(
+                        checksum_field,
+                        f"{version_field} is {getattr(self, version_field)} but {checksum_field} "
+                        f"is still the checksum of {fields[version_field].default}; set it to the "
+                        "sha256 published for the new version",
+                    )
+        return self
