@@ -16,7 +16,8 @@ from botocore.stub import ANY, Stubber
 from gpucluster import names, slurm_conf
 from gpucluster.agents import capacity_controller, maintenance, node_cleanup
 from gpucluster.agents.scontrol import CommandResult, Runner
-from tests.integration.harness import SlurmCluster, node_states, parse_record
+from tests.integration.cluster import SlurmCluster
+from tests.integration.queries import node_states
 
 pytestmark = pytest.mark.slurm
 
@@ -106,9 +107,7 @@ def test_capacity_block_reservation_holds_back_jobs_that_would_cross_it(cluster:
     try:
         with ssm, ec2, autoscaling:
             assert capacity_controller.run_once(cfg.name, clients, run, now, grace) == 0
-        reservation = parse_record(
-            cluster.slurm("scontrol", "-o", "show", "reservation", reservation_name).stdout
-        )
+        reservation = cluster.show("reservation", reservation_name)
         assert "MAINT" in reservation["Flags"].split(",")
         reserved = cluster.slurm("scontrol", "show", "hostnames", reservation["Nodes"]).stdout.split()
         assert set(cluster.nodes) <= set(reserved), "every registered node of the group is in the window"
