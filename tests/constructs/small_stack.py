@@ -7,8 +7,10 @@ synth starts from (gpucluster.synth.new_app), so the settings match production's
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import aws_cdk as cdk
@@ -51,13 +53,20 @@ class Built(Generic[C]):
         return self.stack.resolve(element.logical_id)  # type: ignore[no-any-return]
 
 
-def build(make: Callable[[cdk.Stack], C], cfg: ClusterConfig | None = None) -> Built[C]:
-    """`make(stack)` in a fresh app's only stack (in `cfg`'s account and region), synthesized."""
-    app = new_app()
-    env = cdk.Environment(account=cfg.account, region=cfg.region) if cfg else None
-    stack = cdk.Stack(app, "Small", env=env)
-    construct = make(stack)
-    return Built(construct, Template.from_stack(stack), stack)
+def build(
+    make: Callable[[cdk.Stack], C], cfg: ClusterConfig | None = None, outdir: Path | None = None
+) -> Built[C]:
+    """`make(stack)` in a fresh app's only stack (in `cfg`'s account and region), synthesized.
+
+    The cloud assembly goes to `outdir` when a test reads it (assets), else to a temporary
+    directory removed at once: the template is kept in memory.
+    """
+    with tempfile.TemporaryDirectory(prefix="gpucluster-small-stack-") as scratch:
+        app = new_app(str(outdir or scratch))
+        env = cdk.Environment(account=cfg.account, region=cfg.region) if cfg else None
+        stack = cdk.Stack(app, "Small", env=env)
+        construct = make(stack)
+        return Built(construct, Template.from_stack(stack), stack)
 
 
 def ref(built: Built[Any], element: cdk.CfnElement) -> dict[str, str]:
