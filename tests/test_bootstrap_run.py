@@ -26,7 +26,8 @@ from gpucluster.slurm_conf import (
     render_slurm_files,
     slurmd_conf_line,
 )
-from tests.shell_harness import INSTANCE_ID, MUNGE_SECRET, Node, Run, with_fixture_checksums
+from tests.shell_downloads import with_fixture_checksums
+from tests.shell_harness import INSTANCE_ID, MUNGE_SECRET, Node, Run
 
 REPO = Path(__file__).resolve().parent.parent
 
