@@ -14,11 +14,11 @@ import pytest
 
 from gpucluster.bootstrap import SLURMCTLD_LOCK_BUSY_EXIT, SLURMCTLD_RESTART_KEYS
 from gpucluster.slurm_conf import max_node_count
+from tests.bootstrap_runs import example
 from tests.integration.cluster import SlurmCluster
 from tests.integration.host import HarnessError, require_free_port, wait_for
 from tests.integration.site_files import SLURMCTLD_PORT
 from tests.shell_harness import Node
-from tests.test_bootstrap_run import example
 
 pytestmark = pytest.mark.slurm
 
