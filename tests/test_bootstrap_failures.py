@@ -5,19 +5,40 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from gpucluster.bootstrap import (
-    FAILURE_TAG,
-)
-from tests.bootstrap_runs import (
-    abandoned,
-    continued,
-    example,
-    slurmd_started,
-)
+from gpucluster.bootstrap import FAILURE_TAG
+from tests.bootstrap_runs import abandoned, continued, example, slurmd_started
 from tests.shell_harness import Node
+
+# Each defect: how the simulated node differs from a healthy one, and the text its failure
+# reason must contain. "kernel" also pins the config's kernel, which the node then lacks.
+DEFECTS: dict[str, tuple[dict[str, Any], str]] = {
+    "kernel": ({"kernel": "6.8.0-1030-aws"}, "not the pinned kernel"),
+    "checksum": ({"corrupt_downloads": ("enroot_4.2.1-1_amd64.deb",)}, "sha256"),
+    "gpu": ({"gpus": 7}, "pre-join health check failed"),
+    "efa": ({"efa": 31}, "pre-join health check failed"),
+    "slurm": ({"slurm_available": ("24.05.1-1",)}, "no Slurm 23.11.4"),
+    "controller": (
+        {"env": {"SIM_CONTROLLER_DOWN": "1"}},
+        "slurmctld at slurmctld.demo.gpucluster.internal:6817 did not answer within 900 s",
+    ),
+    "fabric-manager": (
+        {"env": {"SIM_FAIL_UNIT": "nvidia-fabricmanager"}},
+        "nvidia-fabricmanager did not start; see 'journalctl -u nvidia-fabricmanager'",
+    ),
+    # Active once, then gone: the version mismatch with the driver looks like this.
+    "fabric-manager-exits": (
+        {"env": {"SIM_EXITS_AFTER_START": "nvidia-fabricmanager"}},
+        "FAIL: fabric manager (nvidia-fabricmanager) is not active",
+    ),
+    "image-slurm": (
+        {"image_extra": {"slurm-client": "23.11.5-1"}},
+        "the image already has slurm-client 23.11.5-1, but software.slurm is 23.11.4",
+    ),
+}
 
 
 def failing_node(tmp_path: Path, failure: str) -> tuple[Node, str]:
@@ -25,45 +46,11 @@ def failing_node(tmp_path: Path, failure: str) -> tuple[Node, str]:
     cfg = example("default")
     if failure == "kernel":
         cfg = cfg.model_copy(update={"image": cfg.image.model_copy(update={"kernel": "6.8.0-1021-aws"})})
-        return Node(tmp_path, cfg, kernel="6.8.0-1030-aws"), "not the pinned kernel"
-    if failure == "checksum":
-        return Node(tmp_path, cfg, corrupt_downloads=("enroot_4.2.1-1_amd64.deb",)), "sha256"
-    if failure == "gpu":
-        return Node(tmp_path, cfg, gpus=7), "pre-join health check failed"
-    if failure == "efa":
-        return Node(tmp_path, cfg, efa=31), "pre-join health check failed"
-    if failure == "slurm":
-        return Node(tmp_path, cfg, slurm_available=("24.05.1-1",)), "no Slurm 23.11.4"
-    if failure == "controller":
-        node = Node(tmp_path, cfg, env={"SIM_CONTROLLER_DOWN": "1"})
-        return node, "slurmctld at slurmctld.demo.gpucluster.internal:6817 did not answer within 900 s"
-    if failure == "fabric-manager":
-        node = Node(tmp_path, cfg, env={"SIM_FAIL_UNIT": "nvidia-fabricmanager"})
-        return node, "nvidia-fabricmanager did not start; see 'journalctl -u nvidia-fabricmanager'"
-    if failure == "fabric-manager-exits":
-        # Active once, then gone: the version mismatch with the driver looks like this.
-        node = Node(tmp_path, cfg, env={"SIM_EXITS_AFTER_START": "nvidia-fabricmanager"})
-        return node, "FAIL: fabric manager (nvidia-fabricmanager) is not active"
-    if failure == "image-slurm":
-        node = Node(tmp_path, cfg, image_extra={"slurm-client": "23.11.5-1"})
-        return node, "the image already has slurm-client 23.11.5-1, but software.slurm is 23.11.4"
-    raise AssertionError(failure)
+    changes, reason = DEFECTS[failure]
+    return Node(tmp_path, cfg, **changes), reason
 
 
-@pytest.mark.parametrize(
-    "failure",
-    [
-        "kernel",
-        "checksum",
-        "gpu",
-        "efa",
-        "fabric-manager",
-        "fabric-manager-exits",
-        "slurm",
-        "image-slurm",
-        "controller",
-    ],
-)
+@pytest.mark.parametrize("failure", list(DEFECTS))
 def test_defect_stops_the_node_before_slurmd_and_abandons(tmp_path: Path, failure: str) -> None:
     node, reason = failing_node(tmp_path, failure)
     run = node.run("compute", "gpu")

@@ -9,20 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.bootstrap import (
-    BUNDLE_INSTALL_DIR,
-    bundle_files,
-    head_agents,
-)
-from gpucluster.slurm_conf import (
-    controller_hostname,
-)
-from tests.bootstrap_runs import (
-    CHANGING_CALLS,
-    abandoned,
-    continued,
-    example,
-)
+from gpucluster.bootstrap import BUNDLE_INSTALL_DIR, bundle_files, head_agents
+from gpucluster.slurm_conf import controller_hostname
+from tests.bootstrap_runs import CHANGING_CALLS, abandoned, continued, example
 from tests.shell_harness import Node
 
 

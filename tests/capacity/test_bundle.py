@@ -4,15 +4,9 @@ library, boto3 and each other, and the controller runs from a copy of the bundle
 from __future__ import annotations
 
 import ast
-import os
-import shutil
-import subprocess
 import sys
-from pathlib import Path
 
-from tests.conftest import REPO
-
-AGENTS = REPO / "gpucluster" / "agents"
+from tests.agent_scripts import AGENTS, run_from_bundle_copy
 
 
 def test_agents_import_only_the_standard_library_boto3_and_each_other():
@@ -29,35 +23,10 @@ def test_agents_import_only_the_standard_library_boto3_and_each_other():
             assert roots <= allowed, f"{path.name} imports {roots - allowed}"
 
 
-def _bundle_copy(tmp_path: Path) -> Path:
-    bundle = tmp_path / "bundle" / "agents"
-    bundle.mkdir(parents=True)
-    for path in AGENTS.glob("*.py"):
-        shutil.copy(path, bundle / path.name)
-    return bundle
-
-
 def test_the_controller_runs_as_a_script_from_a_bundle_copy(tmp_path):
-    bundle = _bundle_copy(tmp_path)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUCLUSTER_")}
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    help_run = subprocess.run(
-        [sys.executable, str(bundle / "capacity_controller.py"), "--help"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        check=False,
-    )
+    help_run = run_from_bundle_copy(tmp_path, "capacity_controller.py", "--help")
     assert help_run.returncode == 0, help_run.stderr
     assert "--grace-minutes" in help_run.stdout
-    unset = subprocess.run(
-        [sys.executable, str(bundle / "capacity_controller.py")],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        check=False,
-    )
+    unset = run_from_bundle_copy(tmp_path, "capacity_controller.py")
     assert unset.returncode == 2
     assert "GPUCLUSTER_CLUSTER is not set" in unset.stdout

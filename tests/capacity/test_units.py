@@ -3,27 +3,17 @@ systemd-analyze accepts every gpucluster unit."""
 
 from __future__ import annotations
 
-import configparser
 import shutil
 import subprocess
 
 import pytest
 
 from gpucluster.agents import runtime
-from tests.conftest import REPO
-
-UNITS = REPO / "templates" / "systemd"
-
-
-def _unit(name: str) -> configparser.ConfigParser:
-    parser = configparser.ConfigParser(strict=False, interpolation=None)
-    parser.optionxform = str  # systemd keys are case-sensitive
-    parser.read_string((UNITS / name).read_text())
-    return parser
+from tests.agent_scripts import UNITS, systemd_unit
 
 
 def test_the_controller_units_run_the_bundled_script_every_minute():
-    service = _unit("gpucluster-capacity-controller.service")
+    service = systemd_unit("gpucluster-capacity-controller.service")
     assert service["Service"]["Type"] == "oneshot"
     assert service["Service"]["EnvironmentFile"] == runtime.ENV_FILE
     assert (
@@ -33,7 +23,7 @@ def test_the_controller_units_run_the_bundled_script_every_minute():
     assert "slurmctld.service" in service["Unit"]["After"].split()
     # Ordered after slurmctld but not bound to it: scale-in must happen without Slurm.
     assert "Requires" not in service["Unit"] and "BindsTo" not in service["Unit"]
-    timer = _unit("gpucluster-capacity-controller.timer")
+    timer = systemd_unit("gpucluster-capacity-controller.timer")
     assert timer["Timer"]["OnCalendar"] == "*-*-* *:*:00"
     assert int(service["Service"]["TimeoutStartSec"]) < 60
 
