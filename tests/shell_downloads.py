@@ -22,9 +22,10 @@ def pyxis_fixture(version: str) -> bytes:
     Byte-identical at every call (gzip header time fixed), since the checksum in the config
     and the file the node downloads are made separately."""
     raw = io.BytesIO()
-    with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as zipped, tarfile.open(
-        fileobj=zipped, mode="w"
-    ) as tar:
+    with (
+        gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as zipped,
+        tarfile.open(fileobj=zipped, mode="w") as tar,
+    ):
         data = b"all:\n"
         info = tarfile.TarInfo(f"pyxis-{version}/Makefile")
         info.size = len(data)
@@ -48,4 +49,3 @@ def with_fixture_checksums(cfg: ClusterConfig) -> ClusterConfig:
         pyxis_sha256=digest(pyxis_fixture(cfg.software.pyxis_version)),
     )
     return cfg.model_copy(update={"software": software})
-

@@ -58,7 +58,6 @@ class Run:
         raise AssertionError(f"no call starting with {prefix!r} in:\n" + "\n".join(self.calls))
 
 
-
 @dataclass
 class Node:
     """One simulated instance: scratch root, stub state and knobs for what the host reports."""

@@ -59,7 +59,7 @@ fi
 """
 
 # The agent's control script at its real path, forwarding to the call-logging stub.
-CLOUDWATCH_AGENT_SHIM = "#!/bin/bash\nexec amazon-cloudwatch-agent-ctl \"$@\"\n"
+CLOUDWATCH_AGENT_SHIM = '#!/bin/bash\nexec amazon-cloudwatch-agent-ctl "$@"\n'
 
 STUBS: dict[str, str] = {
     "apt-get": r"""
@@ -291,7 +291,8 @@ done
 """,
     "munge": r"""echo "MUNGE:credential:" """,
     "unmunge": "cat >/dev/null\n",
-    "scontrol": CLIENT_PRELUDE + r"""
+    "scontrol": CLIENT_PRELUDE
+    + r"""
 case "$1 ${2:-}" in
   "ping ")
     if [[ -n "${SIM_CONTROLLER_DOWN:-}" ]]; then
