@@ -14,7 +14,7 @@ from botocore.stub import Stubber
 
 from gpucluster.agents import capacity_controller as cc
 from gpucluster.agents import maintenance
-from gpucluster.agents.scontrol import CommandResult, parse_slurm_time, slurm_time
+from gpucluster.agents.scontrol import CommandResult, Runner, parse_slurm_time, slurm_time
 
 CLUSTER = "demo"
 BLOCK_ID = "cr-01234567890abcdef"
@@ -120,7 +120,8 @@ class Aws:
     """The three clients the controller uses, each behind a Stubber: queue the answers
     and the calls expected, then `run` the controller once."""
 
-    def __init__(self) -> None:
+    def __init__(self, cluster: str = CLUSTER) -> None:
+        self.cluster = cluster
         keys = {
             "region_name": "us-east-2",
             "aws_access_key_id": "testing",
@@ -138,7 +139,7 @@ class Aws:
     def groups(self, *docs: dict[str, Any]) -> None:
         parameters = [
             {
-                "Name": f"/gpucluster/{CLUSTER}/compute/{doc['group']}",
+                "Name": f"/gpucluster/{self.cluster}/compute/{doc['group']}",
                 "Value": json.dumps(doc),
                 "Type": "String",
             }
@@ -147,26 +148,35 @@ class Aws:
         self.ssm.add_response(
             "get_parameters_by_path",
             {"Parameters": parameters},
-            {"Path": f"/gpucluster/{CLUSTER}/compute", "Recursive": False},
+            {"Path": f"/gpucluster/{self.cluster}/compute", "Recursive": False},
         )
 
-    def block(self, state: str, start: datetime = START, end: datetime = END) -> None:
+    def block(
+        self,
+        state: str,
+        start: datetime = START,
+        end: datetime = END,
+        *,
+        block_id: str = BLOCK_ID,
+        instance_type: str = "p5.48xlarge",
+        count: int = 2,
+    ) -> None:
         self.ec2.add_response(
             "describe_capacity_reservations",
             {
                 "CapacityReservations": [
                     {
-                        "CapacityReservationId": BLOCK_ID,
-                        "InstanceType": "p5.48xlarge",
+                        "CapacityReservationId": block_id,
+                        "InstanceType": instance_type,
                         "ReservationType": "capacity-block",
                         "State": state,
                         "StartDate": start,
                         "EndDate": end,
-                        "TotalInstanceCount": 2,
+                        "TotalInstanceCount": count,
                     }
                 ]
             },
-            {"CapacityReservationIds": [BLOCK_ID]},
+            {"CapacityReservationIds": [block_id]},
         )
 
     def size(self, min_size: int, max_size: int, desired: int, name: str = ASG) -> None:
@@ -209,8 +219,12 @@ class Aws:
         )
 
     def run(self, slurm: FakeSlurm, grace: timedelta = GRACE) -> int:
+        return self.run_with(slurm, slurm.now, grace)
+
+    def run_with(self, runner: Runner, now: datetime, grace: timedelta = GRACE) -> int:
+        """One controller pass at `now` with scontrol behind `runner` (a fake or the real one)."""
         with self.ec2, self.asg, self.ssm:
-            code = cc.run_once(CLUSTER, self.clients, slurm, slurm.now, grace)
+            code = cc.run_once(self.cluster, self.clients, runner, now, grace)
             # Every queued response was consumed: no expected call was skipped.
             self.ec2.assert_no_pending_responses()
             self.asg.assert_no_pending_responses()
