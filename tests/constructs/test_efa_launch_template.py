@@ -45,7 +45,9 @@ def p5() -> Built[EfaLaunchTemplate]:
     return _template("p5.48xlarge", True, BLOCK)
 
 
-# EFA interface counts from the EC2 user guide's accelerated-computing tables.
+# EFA cards per type, written out rather than read from the catalog: p5.48xlarge's 32 EFA
+# and one ENA are the EC2 user guide's example (efa-acc-inst-types); p5en and p4d as the
+# examples' comments and the pinned catalog's MaximumEfaInterfaces give them.
 @pytest.mark.parametrize(
     ("instance_type", "efa_cards"), [("p5.48xlarge", 32), ("p5en.48xlarge", 16), ("p4d.24xlarge", 4)]
 )
