@@ -14,7 +14,8 @@ from gpucluster import boot_budget
 from gpucluster.bootstrap import bundle_files
 from gpucluster.loader import load_config
 from tests.conftest import resources_of
-from tests.shell_harness import ASG_NAME, INSTANCE_ID, Node, with_fixture_checksums
+from tests.shell_downloads import with_fixture_checksums
+from tests.shell_harness import ASG_NAME, INSTANCE_ID, Node
 from tests.test_stacks import asg_for, stack
 
 REPO = Path(__file__).resolve().parent.parent

@@ -17,8 +17,8 @@ from gpucluster.bootstrap import (
     SLURMCTLD_LOCK_WAIT_SECONDS,
     SLURMCTLD_START_TIMEOUT_SECONDS,
 )
+from tests.bootstrap_runs import example
 from tests.shell_harness import Node
-from tests.test_bootstrap_run import example
 
 DROPIN = "etc/systemd/system/slurmctld.service.d/gpucluster.conf"
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from gpucluster.bootstrap import APPLIED_BUNDLE_FILE, BUNDLE_INSTALL_DIR, bundle_files, head_agents
 from gpucluster.slurm_conf import max_node_count
 from gpucluster.userdata import bundle_archive
+from tests.bootstrap_runs import CHANGING_CALLS, example
 from tests.shell_harness import Node
-from tests.test_bootstrap_run import CHANGING_CALLS, example
 
 UNIT = "etc/systemd/system/gpucluster-head-update"
 

@@ -11,8 +11,8 @@ import pytest
 
 from gpucluster import lustre_client
 from gpucluster.config import ClusterConfig
+from tests.bootstrap_runs import abandoned, continued, example
 from tests.shell_harness import LUSTRE_KEY_FINGERPRINT, Node
-from tests.test_bootstrap_run import abandoned, continued, example
 
 KERNEL = "6.8.0-1021-aws"
 MODULES = f"lustre-client-modules-{KERNEL}"

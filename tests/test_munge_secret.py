@@ -10,7 +10,8 @@ import pytest
 from gpucluster import names
 from gpucluster.loader import load_config
 from tests.conftest import EXAMPLE_NAMES, REPO, resources_of
-from tests.shell_harness import Node, with_fixture_checksums
+from tests.shell_downloads import with_fixture_checksums
+from tests.shell_harness import Node
 from tests.test_stacks import stack
 
 STACK_IDS = (

@@ -4,14 +4,8 @@ Stubber where an exact call or a failure matters). scontrol goes through a recor
 
 from __future__ import annotations
 
-import configparser
 import logging
-import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 import boto3
 import pytest
@@ -20,10 +14,7 @@ from moto import mock_aws
 
 from gpucluster.agents import node_cleanup, runtime
 from gpucluster.agents.scontrol import CommandResult
-
-REPO = Path(__file__).resolve().parent.parent
-AGENTS = REPO / "gpucluster" / "agents"
-UNITS = REPO / "templates" / "systemd"
+from tests.agent_scripts import run_from_bundle_copy, systemd_unit
 
 # `scontrol --future -o show nodes` on slurmctld 22.05.8: the maintenance placeholder
 # and a dynamic node whose slurmd was killed (SlurmdTimeout passed).
@@ -233,34 +224,15 @@ def test_instances_are_asked_about_in_batches_of_200():
 
 
 def test_the_cleanup_runs_as_a_script_from_a_bundle_copy(tmp_path):
-    bundle = tmp_path / "agents"
-    bundle.mkdir()
-    for path in AGENTS.glob("*.py"):
-        shutil.copy(path, bundle / path.name)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUCLUSTER_")}
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    result = subprocess.run(
-        [sys.executable, str(bundle / "node_cleanup.py")],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        check=False,
-    )
+    result = run_from_bundle_copy(tmp_path, "node_cleanup.py")
     assert result.returncode == 2
     assert "GPUCLUSTER_REGION is not set: pass --region" in result.stdout
 
 
 def test_the_cleanup_units_run_the_bundled_script_every_five_minutes():
-    def unit(name: str) -> configparser.ConfigParser:
-        parser = configparser.ConfigParser(strict=False, interpolation=None)
-        parser.optionxform = str
-        parser.read_string((UNITS / name).read_text())
-        return parser
-
-    service = unit("gpucluster-node-cleanup.service")
+    service = systemd_unit("gpucluster-node-cleanup.service")
     assert service["Service"]["Type"] == "oneshot"
     assert service["Service"]["EnvironmentFile"] == runtime.ENV_FILE
     assert service["Service"]["ExecStart"] == "/usr/bin/python3 /opt/gpucluster/bundle/agents/node_cleanup.py"
     assert "slurmctld.service" in service["Unit"]["After"].split()
-    assert unit("gpucluster-node-cleanup.timer")["Timer"]["OnCalendar"] == "*-*-* *:0/5:30"
+    assert systemd_unit("gpucluster-node-cleanup.timer")["Timer"]["OnCalendar"] == "*-*-* *:0/5:30"

@@ -13,7 +13,8 @@ from gpucluster import names, node_logs
 from gpucluster.loader import load_config
 from gpucluster.slurm_conf import SlurmSite
 from tests.conftest import EXAMPLE_NAMES, REPO, resources_of
-from tests.shell_harness import Node, fixture_bytes, with_fixture_checksums
+from tests.shell_downloads import fixture_bytes, with_fixture_checksums
+from tests.shell_harness import Node
 from tests.test_stacks import stack
 
 AGENT_DEB = Path(node_logs.CLOUDWATCH_AGENT.url).name

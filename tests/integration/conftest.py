@@ -13,19 +13,12 @@ import pytest
 
 from gpucluster import slurm_conf
 from gpucluster.loader import load_config
-from tests.integration.harness import (
-    SLURM_CONF_LINK,
-    HarnessError,
-    Munge,
-    Network,
-    SlurmCluster,
-    Teardown,
-    for_installed_slurm,
-    leftovers,
-    missing_prerequisites,
-    node_states,
-    wait_for,
-)
+from tests.integration.cluster import SLURM_CONF_LINK, SlurmCluster
+from tests.integration.daemons import Munge
+from tests.integration.host import HarnessError, Teardown, wait_for
+from tests.integration.network import Network, leftovers
+from tests.integration.prerequisites import for_installed_slurm, missing_prerequisites
+from tests.integration.queries import node_states
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "default.yaml"

@@ -4,7 +4,6 @@ are fakes (botocore's Stubber); every scontrol call reaches the test's slurmctld
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -13,10 +12,12 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-from gpucluster import names, slurm_conf
+from gpucluster import slurm_conf
 from gpucluster.agents import capacity_controller, maintenance, node_cleanup
 from gpucluster.agents.scontrol import CommandResult, Runner
-from tests.integration.harness import SlurmCluster, node_states, parse_record
+from tests.capacity.fakes import Aws
+from tests.integration.cluster import SlurmCluster
+from tests.integration.queries import node_states
 
 pytestmark = pytest.mark.slurm
 
@@ -50,65 +51,31 @@ def test_capacity_block_reservation_holds_back_jobs_that_would_cross_it(cluster:
     now = datetime.now(UTC).replace(microsecond=0)
     grace = capacity_controller.DEFAULT_GRACE
     end = now + grace + timedelta(minutes=30)
-    clients = capacity_controller.Clients(aws_client("ec2"), aws_client("autoscaling"), aws_client("ssm"))
-    ssm, ec2, autoscaling = Stubber(clients.ssm), Stubber(clients.ec2), Stubber(clients.autoscaling)
-    facts = {
-        "group": group.name,
-        "count": group.count,
-        "capacity_type": "capacity-block",
-        "reservation_id": block_id,
-        "instance_type": group.instance_type,
-        "asg_name": asg_name,
-    }
-    parameter = names.compute_group_parameter(cfg, group.name)
-    ssm.add_response(
-        "get_parameters_by_path",
-        {"Parameters": [{"Name": parameter, "Value": json.dumps(facts), "Type": "String"}]},
-        {"Path": parameter.rsplit("/", 1)[0], "Recursive": False},
-    )
-    ec2.add_response(
-        "describe_capacity_reservations",
+    aws = Aws(cfg.name)
+    aws.groups(
         {
-            "CapacityReservations": [
-                {
-                    "CapacityReservationId": block_id,
-                    "InstanceType": group.instance_type,
-                    "ReservationType": "capacity-block",
-                    "State": "active",
-                    "StartDate": now - timedelta(days=1),
-                    "EndDate": end,
-                    "TotalInstanceCount": group.count,
-                }
-            ]
-        },
-        {"CapacityReservationIds": [block_id]},
+            "group": group.name,
+            "count": group.count,
+            "capacity_type": "capacity-block",
+            "reservation_id": block_id,
+            "instance_type": group.instance_type,
+            "asg_name": asg_name,
+        }
     )
-    autoscaling.add_response(
-        "describe_auto_scaling_groups",
-        {
-            "AutoScalingGroups": [
-                {
-                    "AutoScalingGroupName": asg_name,
-                    "MinSize": 0,
-                    "MaxSize": group.count,
-                    "DesiredCapacity": group.count,
-                    "DefaultCooldown": 300,
-                    "AvailabilityZones": [cfg.availability_zone],
-                    "HealthCheckType": "EC2",
-                    "CreatedTime": now,
-                }
-            ]
-        },
-        {"AutoScalingGroupNames": [asg_name]},
+    aws.block(
+        "active",
+        now - timedelta(days=1),
+        end,
+        block_id=block_id,
+        instance_type=group.instance_type,
+        count=group.count,
     )
+    aws.size(0, group.count, group.count, name=asg_name)  # full and staying so: no resize call
     reservation_name = maintenance.reservation_name(group.name)
     run = scontrol_runner(cluster)
     try:
-        with ssm, ec2, autoscaling:
-            assert capacity_controller.run_once(cfg.name, clients, run, now, grace) == 0
-        reservation = parse_record(
-            cluster.slurm("scontrol", "-o", "show", "reservation", reservation_name).stdout
-        )
+        assert aws.run_with(run, now, grace) == 0
+        reservation = cluster.show("reservation", reservation_name)
         assert "MAINT" in reservation["Flags"].split(",")
         reserved = cluster.slurm("scontrol", "show", "hostnames", reservation["Nodes"]).stdout.split()
         assert set(cluster.nodes) <= set(reserved), "every registered node of the group is in the window"

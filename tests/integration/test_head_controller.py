@@ -14,15 +14,11 @@ import pytest
 
 from gpucluster.bootstrap import SLURMCTLD_LOCK_BUSY_EXIT, SLURMCTLD_RESTART_KEYS
 from gpucluster.slurm_conf import max_node_count
-from tests.integration.harness import (
-    SLURMCTLD_PORT,
-    HarnessError,
-    SlurmCluster,
-    _require_free_port,
-    wait_for,
-)
+from tests.bootstrap_runs import example
+from tests.integration.cluster import SlurmCluster
+from tests.integration.host import HarnessError, require_free_port, wait_for
+from tests.integration.site_files import SLURMCTLD_PORT
 from tests.shell_harness import Node
-from tests.test_bootstrap_run import example
 
 pytestmark = pytest.mark.slurm
 
@@ -43,7 +39,7 @@ def unit_command(tmp_path_factory) -> str:
 
 def _port_free() -> bool:
     try:
-        _require_free_port(SLURMCTLD_PORT)
+        require_free_port(SLURMCTLD_PORT)
     except HarnessError:
         return False
     return True

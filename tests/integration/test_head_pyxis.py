@@ -21,7 +21,9 @@ import pytest
 
 from gpucluster import slurm_conf
 from gpucluster.slurm_conf import SlurmSite
-from tests.integration.harness import SlurmCluster, installed_slurm_release, run
+from tests.integration.cluster import SlurmCluster
+from tests.integration.host import run
+from tests.integration.prerequisites import installed_slurm_release
 
 pytestmark = pytest.mark.slurm
 

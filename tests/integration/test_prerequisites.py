@@ -5,21 +5,21 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration import conftest, harness
+from tests.integration import conftest, prerequisites
 
 
 def test_without_root_the_reason_is_root(monkeypatch):
-    monkeypatch.setattr(harness.os, "geteuid", lambda: 1000)
-    assert harness.missing_prerequisites() == "needs root (network namespaces, slurmd, munged)"
+    monkeypatch.setattr(prerequisites.os, "geteuid", lambda: 1000)
+    assert prerequisites.missing_prerequisites() == "needs root (network namespaces, slurmd, munged)"
 
 
 def test_a_missing_daemon_is_named_with_its_package(monkeypatch):
-    monkeypatch.setattr(harness.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(prerequisites.os, "geteuid", lambda: 0)
     installed = {"slurmd", "munged", "munge", "scontrol", "sbatch", "ip", "nsenter"}
     monkeypatch.setattr(
-        harness.shutil, "which", lambda tool: f"/usr/bin/{tool}" if tool in installed else None
+        prerequisites.shutil, "which", lambda tool: f"/usr/bin/{tool}" if tool in installed else None
     )
-    reason = harness.missing_prerequisites()
+    reason = prerequisites.missing_prerequisites()
     assert reason is not None and reason.startswith("slurmctld is not installed (apt-get install slurm-wlm")
 
 
@@ -40,7 +40,7 @@ UNIFIED = "cgroup2 /sys/fs/cgroup cgroup2 rw,nsdelegate 0 0\n"
 
 
 def test_cgroup_v1_hosts_run_production_plugins():
-    tracking = harness.process_tracking(HYBRID)
+    tracking = prerequisites.process_tracking(HYBRID)
     assert (tracking.proctrack_type, tracking.task_plugin, tracking.why) == (
         "proctrack/cgroup",
         "task/cgroup,task/affinity",
@@ -50,10 +50,10 @@ def test_cgroup_v1_hosts_run_production_plugins():
 
 @pytest.mark.parametrize(("bus", "proctrack"), [(True, "proctrack/cgroup"), (False, "proctrack/linuxproc")])
 def test_cgroup_v2_hosts_need_systemd_for_production_plugins(monkeypatch, bus, proctrack):
-    real_exists = harness.Path.exists
+    real_exists = prerequisites.Path.exists
     monkeypatch.setattr(
-        harness.Path,
+        prerequisites.Path,
         "exists",
         lambda self: bus if str(self) == "/run/dbus/system_bus_socket" else real_exists(self),
     )
-    assert harness.process_tracking(UNIFIED).proctrack_type == proctrack
+    assert prerequisites.process_tracking(UNIFIED).proctrack_type == proctrack

@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 
 from gpucluster import names, slurm_conf
-from tests.integration.harness import SLURMCTLD_PORT, DnsServer, SlurmCluster, node_states, wait_for
+from tests.integration.cluster import SlurmCluster
+from tests.integration.daemons import DnsServer
+from tests.integration.host import wait_for
+from tests.integration.queries import node_states
+from tests.integration.site_files import SLURMCTLD_PORT
 
 pytestmark = pytest.mark.slurm
 

@@ -14,7 +14,8 @@ import pytest
 
 from gpucluster.agents import maintenance
 from gpucluster.slurm_time import format_minutes, parse_minutes
-from tests.integration.harness import SlurmCluster, parse_record, wait_for
+from tests.integration.cluster import SlurmCluster
+from tests.integration.host import wait_for
 
 pytestmark = pytest.mark.slurm
 
@@ -41,7 +42,7 @@ def _reason(cluster: SlurmCluster, job_id: str, expected: str) -> dict[str, str]
 def test_partition_limits_are_the_rendered_ones(cluster: SlurmCluster):
     group = cluster.group
     for name in (group.name, "all"):
-        part = parse_record(cluster.slurm("scontrol", "-o", "show", "partition", name).stdout)
+        part = cluster.show("partition", name)
         assert parse_minutes(part["DefaultTime"], "DefaultTime") == group.default_time
         assert parse_minutes(part["MaxTime"], "MaxTime") == group.max_time_minutes
 
@@ -55,7 +56,7 @@ def test_job_without_time_starts_before_a_maintenance_reservation(cluster: Slurm
     reservation = maintenance.reservation_name(group.name)
     cluster.slurm(*maintenance.reservation_command(group.name, start, end))
     try:
-        record = parse_record(cluster.slurm("scontrol", "-o", "show", "reservation", reservation).stdout)
+        record = cluster.show("reservation", reservation)
         assert "MAINT" in record["Flags"].split(",")
 
         plain = _sbatch(cluster, "--wrap", "hostname")

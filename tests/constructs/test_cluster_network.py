@@ -1,0 +1,56 @@
+"""ClusterNetwork: a new VPC with one node subnet in the configured zone, or the ids of
+an existing VPC and subnet with nothing created."""
+
+from __future__ import annotations
+
+import pytest
+
+from constructs_lib.cluster_network import ClusterNetwork, ClusterNetworkProps
+from tests.constructs.small_stack import Built, build
+
+
+@pytest.fixture(scope="module")
+def created(example_configs) -> Built[ClusterNetwork]:
+    cfg = example_configs["default"]
+    return build(lambda stack: ClusterNetwork(stack, "Network", ClusterNetworkProps(cfg=cfg)), cfg)
+
+
+@pytest.fixture(scope="module")
+def imported(example_configs) -> Built[ClusterNetwork]:
+    cfg = example_configs["p4d-on-demand"]
+    return build(lambda stack: ClusterNetwork(stack, "Network", ClusterNetworkProps(cfg=cfg)), cfg)
+
+
+def test_a_new_vpc_has_one_public_and_one_node_subnet_in_the_configured_zone(created, example_configs):
+    cfg = example_configs["default"]
+    assert created.only("AWS::EC2::VPC")["CidrBlock"] == str(cfg.network.cidr)
+    subnets = created.resources("AWS::EC2::Subnet")
+    assert len(subnets) == 2
+    assert {s["Properties"]["AvailabilityZone"] for s in subnets.values()} == {cfg.availability_zone}
+    node_subnet = created.construct.created_subnet
+    assert node_subnet is not None
+    node = subnets[created.logical_id(node_subnet)]["Properties"]
+    assert node["MapPublicIpOnLaunch"] is False
+    # Half the VPC for nodes: a p5 takes 33 addresses, so the node subnet must be large.
+    assert node["CidrBlock"].endswith(f"/{cfg.network.cidr.prefixlen + 1}")
+
+
+def test_a_new_vpc_has_one_nat_gateway_and_an_s3_gateway_endpoint(created):
+    created.template.resource_count_is("AWS::EC2::NatGateway", 1)
+    endpoint = created.only("AWS::EC2::VPCEndpoint")
+    assert endpoint["VpcEndpointType"] == "Gateway"
+    assert "s3" in str(endpoint["ServiceName"])
+
+
+def test_rejected_traffic_is_logged_to_a_retained_group(created):
+    assert created.only("AWS::EC2::FlowLog")["TrafficType"] == "REJECT"
+    (group,) = created.resources("AWS::Logs::LogGroup").values()
+    assert group["DeletionPolicy"] == "Retain"
+    assert group["Properties"]["RetentionInDays"] == 30
+
+
+def test_an_existing_vpc_is_used_as_given_and_nothing_is_created(imported, example_configs):
+    network = example_configs["p4d-on-demand"].network
+    assert (imported.construct.vpc_id, imported.construct.subnet_id) == (network.vpc_id, network.subnet_id)
+    assert imported.construct.created_subnet is None
+    assert imported.template.to_json().get("Resources", {}) == {}

@@ -1,0 +1,183 @@
+"""A real Slurm cluster on one machine: slurmctld on the host and dynamic slurmd nodes.
+
+Each compute node is a `slurmd -Z` in its own network namespace (network.py). The
+configuration is what gpucluster renders for an example config; only the `SlurmSite`
+inputs (host names, paths, ports, timeouts; site_files.py) differ from production.
+
+Every resource made here is recorded and released by `Teardown`, in reverse order, also
+when a step fails half-way.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpucluster import slurm_conf
+from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.slurm_conf import SlurmSite
+from tests.integration.host import HarnessError, Teardown, kill_pid, require_free_port, run, wait_for
+from tests.integration.network import Network, netns_pids
+from tests.integration.prerequisites import ProcessTracking, process_tracking
+from tests.integration.queries import node_states, one_record
+from tests.integration.site_files import SLURMCTLD_PORT, gpu_override_dir, suite_site, write_site_files
+
+SLURM_CONF_LINK = Path("/run/slurm/conf")
+
+
+@dataclass
+class SlurmCluster:
+    """The rendered configuration of one compute group of `cfg`, run for real."""
+
+    cfg: ClusterConfig
+    group: ComputeGroupConfig
+    root: Path
+    teardown: Teardown
+    network: Network
+    tracking: ProcessTracking = field(default_factory=process_tracking)
+    nodes: dict[str, ComputeNode] = field(default_factory=dict)
+    controller: subprocess.Popen | None = None
+
+    @property
+    def site(self) -> SlurmSite:
+        return suite_site(self.root, self.tracking)
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {"PATH": os.environ["PATH"], "SLURM_CONF": str(self.root / "etc" / "slurm.conf")}
+
+    @property
+    def gpu_override_dir(self) -> Path:
+        return gpu_override_dir(self.root)
+
+    def write_files(self) -> None:
+        write_site_files(self.cfg, self.group, self.site, self.root, self.teardown)
+
+    def start_controller(self) -> None:
+        require_free_port(SLURMCTLD_PORT)
+        log = open(self.root / "log" / "slurmctld.stdout", "ab")  # noqa: SIM115 - kept by Popen
+        self.controller = subprocess.Popen(
+            ["slurmctld", "-D"], env=self.env, stdout=log, stderr=subprocess.STDOUT
+        )
+        wait_for("slurmctld to answer", self._controller_answers, timeout=30)
+
+    def stop_controller(self, hard: bool) -> None:
+        if self.controller is None:
+            return
+        self.controller.send_signal(signal.SIGKILL if hard else signal.SIGTERM)
+        self.controller.wait(timeout=30)
+        self.controller = None
+
+    def _controller_answers(self) -> bool:
+        if self.controller is not None and self.controller.poll() is not None:
+            raise HarnessError(f"slurmctld exited {self.controller.returncode}; see {self.root / 'log'}")
+        return run("scontrol", "ping", env=self.env, check=False).stdout.find("is UP") >= 0
+
+    def add_node(self, index: int, instance_id: str) -> ComputeNode:
+        namespace, address = self.network.add_namespace(index)
+        node = ComputeNode(
+            cluster=self,
+            name=slurm_conf.node_name(self.group.name, instance_id),
+            namespace=namespace,
+            address=address,
+        )
+        self.nodes[node.name] = node
+        return node
+
+    def slurm(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return run(*args, env=self.env, check=check)
+
+    def show(self, kind: str, name: str) -> dict[str, str]:
+        """`scontrol -o show <kind> <name>` as a dict; fails when slurmctld has no such thing."""
+        return one_record(self.slurm("scontrol", "-o", "show", kind, name).stdout)
+
+    def node_info(self, name: str) -> dict[str, str] | None:
+        """`scontrol show node` as a dict, or None when slurmctld has no such node."""
+        result = self.slurm("scontrol", "-o", "show", "node", name, check=False)
+        if result.returncode != 0 or not result.stdout.strip():
+            return None
+        return one_record(result.stdout)
+
+    def job_info(self, job_id: str) -> dict[str, str]:
+        return self.show("job", job_id)
+
+    def submit(self, *args: str, script: str) -> str:
+        path = self.root / "jobs" / f"job-{time.monotonic_ns()}.sh"
+        path.write_text("#!/bin/bash\n" + script)
+        result = self.slurm("sbatch", "--parsable", f"--chdir={self.root / 'jobs'}", *args, str(path))
+        return result.stdout.strip().split(";")[0]
+
+    def wait_state_saved(self, since: float) -> None:
+        """Wait until slurmctld has written its job state after `since` (a time.time())."""
+        job_state = Path(self.site.state_save_location) / "job_state"
+        wait_for(
+            "slurmctld to save its job state",
+            lambda: job_state.exists() and job_state.stat().st_mtime > since,
+            timeout=30,
+        )
+
+    def wait_job_state(self, job_id: str, states: set[str], timeout: float) -> dict[str, str]:
+        def probe() -> dict[str, str] | None:
+            info = self.job_info(job_id)
+            return info if info["JobState"] in states else None
+
+        return wait_for(f"job {job_id} in {sorted(states)}", probe, timeout)
+
+    def wait_node_state(self, name: str, predicate: Callable[[set[str]], bool], what: str, timeout: float):
+        def probe() -> dict[str, str] | None:
+            info = self.node_info(name)
+            return info if info is not None and predicate(node_states(info)) else None
+
+        return wait_for(f"node {name} {what}", probe, timeout)
+
+
+@dataclass
+class ComputeNode:
+    cluster: SlurmCluster
+    name: str
+    namespace: str
+    address: str
+    process: subprocess.Popen | None = None
+
+    def start(self, conf_line: str, resolv_conf: Path | None = None) -> None:
+        """`slurmd -Z` as the compute bootstrap starts it, with the --conf line.
+
+        Without `resolv_conf` it finds the controller by --conf-server. With it, slurmd
+        gets no --conf-server and looks up the `_slurmctld._tcp` SRV record through that
+        resolver: a private mount namespace shows it as /etc/resolv.conf to slurmd alone.
+        nsenter joins only the network namespace: `ip netns exec` would remount /sys and
+        slurmd would find no cgroup file system.
+        """
+        slurmd = ["slurmd", "-D", "-Z", "-N", self.name, "--conf", conf_line]
+        if resolv_conf is None:
+            slurmd[1:1] = ["--conf-server", slurm_conf.conf_server(self.cluster.cfg, self.cluster.site)]
+        command = ["nsenter", f"--net=/var/run/netns/{self.namespace}", *slurmd]
+        if resolv_conf is not None:
+            command = [
+                "unshare",
+                "--mount",
+                "--propagation=private",
+                "sh",
+                "-c",
+                'mount --bind "$0" /etc/resolv.conf && exec "$@"',
+                str(resolv_conf),
+                *command,
+            ]
+        log = open(self.cluster.root / "log" / f"slurmd-{self.name}.stdout", "ab")  # noqa: SIM115
+        self.process = subprocess.Popen(
+            command, env={"PATH": os.environ["PATH"]}, stdout=log, stderr=subprocess.STDOUT
+        )
+
+    def kill(self) -> None:
+        """The instance dies: slurmd, its slurmstepds and every job process in the namespace."""
+        for pid in netns_pids(self.namespace):
+            kill_pid(pid)
+        if self.process is not None:
+            self.process.wait(timeout=10)
+            self.process = None
+        wait_for(f"{self.namespace} to be empty", lambda: not netns_pids(self.namespace), timeout=10)

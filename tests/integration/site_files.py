@@ -1,0 +1,116 @@
+"""What the suite writes before slurmctld starts: the `SlurmSite` of a cluster under one
+test directory, the configuration gpucluster renders for it, the node health check, the
+stand-in tools it calls, and bind mounts for the shared file systems it expects."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+from gpucluster import slurm_conf
+from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.efa import efa_count
+from gpucluster.health_probes import FABRIC_MANAGER_UNIT
+from gpucluster.slurm_conf import SlurmSite
+from tests.integration.host import Teardown, run
+from tests.integration.network import CONTROLLER_IP
+from tests.integration.prerequisites import ProcessTracking
+
+SLURMCTLD_PORT = 16817
+SLURMD_PORT = 16818
+
+FAKE_NVIDIA_SMI = """#!/bin/bash
+# Test stand-in: 8 GPUs, or the count written in {override_dir}/<node name>.
+count=8
+if [[ -n "${{SLURMD_NODENAME:-}}" && -f "{override_dir}/${{SLURMD_NODENAME}}" ]]; then
+  count=$(cat "{override_dir}/${{SLURMD_NODENAME}}")
+fi
+for ((i = 0; i < count; i++)); do
+  echo "GPU $i: NVIDIA H100 80GB HBM3 (UUID: GPU-0000000$i)"
+done
+"""
+
+FAKE_FI_INFO = """#!/bin/bash
+# Test stand-in: {count} EFA devices, each listed under the efa and efa-direct fabrics.
+for ((i = 0; i < {count}; i++)); do
+  for fabric in efa efa-direct; do
+    printf 'provider: efa\\n    fabric: %s\\n    domain: rdmap%ss0-rdm\\n' "$fabric" "$i"
+  done
+done
+"""
+
+# Test stand-in for the health check's one systemctl question on NVSwitch types: the test
+# host runs no Fabric Manager, and the host's own systemd must not decide the test.
+FAKE_SYSTEMCTL = """#!/bin/bash
+[[ "$*" == "is-active --quiet {unit}" ]]
+"""
+
+
+def suite_site(root: Path, tracking: ProcessTracking) -> SlurmSite:
+    """Production's site but for paths under `root`, the bridge address, our ports, and
+    short timeouts so that a missed ping shows within seconds."""
+    return SlurmSite(
+        controller_hostname=socket.gethostname().split(".")[0],
+        controller_addr=CONTROLLER_IP,
+        slurmctld_port=SLURMCTLD_PORT,
+        slurmd_port=SLURMD_PORT,
+        slurm_user="root",
+        config_dir=str(root / "etc"),
+        state_save_location=str(root / "state"),
+        slurmd_spool_dir=str(root / "spool" / "%n"),
+        slurmctld_pid_file=str(root / "run" / "slurmctld.pid"),
+        slurmd_pid_file=str(root / "run" / "slurmd-%n.pid"),
+        slurmctld_log_file=str(root / "log" / "slurmctld.log"),
+        slurmd_log_file=str(root / "log" / "slurmd-%n.log"),
+        cred_expire_seconds=5,
+        slurmd_timeout=5,
+        slurmctld_timeout=5,
+        message_timeout=3,
+        sched_interval=2,
+        bf_interval=1,
+        trust_node_config=True,
+        gpu_device_prefix="/dev/tty",
+        healthcheck_program=str(root / "healthcheck.sh"),
+        healthcheck_interval=2,
+        healthcheck_path=f"{root / 'bin'}:/usr/sbin:/usr/bin:/sbin:/bin",
+        healthcheck_slurm_conf=str(root / "etc" / "slurm.conf"),
+        mount_root=str(root / "mnt"),
+        pyxis_required=False,
+        proctrack_type=tracking.proctrack_type,
+        task_plugin=tracking.task_plugin,
+    )
+
+
+def gpu_override_dir(root: Path) -> Path:
+    """Where a test writes a node's GPU count to make the fake nvidia-smi report it."""
+    return root / "fake-gpus"
+
+
+def write_site_files(
+    cfg: ClusterConfig, group: ComputeGroupConfig, site: SlurmSite, root: Path, teardown: Teardown
+) -> None:
+    for sub in ("state", "spool", "run", "log", "bin", "jobs", "fake-gpus"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    for path, text in slurm_conf.render_slurm_files(cfg, site).by_path(site).items():
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text)
+    healthcheck = Path(site.healthcheck_program)
+    healthcheck.write_text(slurm_conf.render_healthcheck(cfg, group, site))
+    healthcheck.chmod(0o755)
+    tools = {
+        "nvidia-smi": FAKE_NVIDIA_SMI.format(override_dir=gpu_override_dir(root)),
+        "fi_info": FAKE_FI_INFO.format(count=efa_count(group.instance) if group.efa else 0),
+        "systemctl": FAKE_SYSTEMCTL.format(unit=FABRIC_MANAGER_UNIT),
+    }
+    for name, text in tools.items():
+        (root / "bin" / name).write_text(text)
+        (root / "bin" / name).chmod(0o755)
+    _mount_shared_file_systems(cfg, site, teardown)
+
+
+def _mount_shared_file_systems(cfg: ClusterConfig, site: SlurmSite, teardown: Teardown) -> None:
+    """Bind mounts stand in for EFS /home and FSx: the health check needs mount points."""
+    for mount in slurm_conf.required_mounts(cfg, site):
+        Path(mount).mkdir(parents=True, exist_ok=True)
+        run("mount", "--bind", mount, mount)
+        teardown.push(f"mount {mount}", lambda m=mount: run("umount", "-l", m, check=False))

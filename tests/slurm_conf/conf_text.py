@@ -1,0 +1,40 @@
+"""Reading what gpucluster renders for Slurm: `Key=value` lines as slurm.conf, gres.conf
+and cgroup.conf write them, and a config whose one group is of a given type."""
+
+from __future__ import annotations
+
+import yaml
+
+from gpucluster.config import ClusterConfig
+from tests.conftest import REPO
+
+
+def settings(text: str) -> dict[str, list[str]]:
+    """slurm.conf-style `Key=value ...` lines, keyed by their first key, comments dropped."""
+    found: dict[str, list[str]] = {}
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        key, _, value = line.partition("=")
+        found.setdefault(key, []).append(value)
+    return found
+
+
+def single(conf: dict[str, list[str]], key: str) -> str:
+    assert len(conf[key]) == 1, f"{key} set {len(conf[key])} times"
+    return conf[key][0]
+
+
+def line_fields(value: str) -> dict[str, str]:
+    """`name Key=value Key=value` (the tail of a Nodeset= or PartitionName= line)."""
+    head, *rest = value.split()
+    fields = dict(item.split("=", 1) for item in rest)
+    fields["_name"] = head
+    return fields
+
+
+def with_group(instance_type: str) -> ClusterConfig:
+    raw = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())
+    raw["compute_groups"][0]["instance_type"] = instance_type
+    return ClusterConfig.model_validate(raw)

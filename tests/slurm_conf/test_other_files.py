@@ -1,0 +1,89 @@
+"""The files served beside slurm.conf: gres.conf binds device files only, cgroup.conf
+constrains, and plugstack.conf includes pyxis by name (configless expands no wildcard)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from gpucluster import slurm_conf
+from gpucluster.catalog import load_catalog
+from gpucluster.config import ComputeGroupConfig, OnDemandCapacity
+from gpucluster.loader import load_config
+from gpucluster.slurm_conf import SlurmSite
+from tests.conftest import REPO
+from tests.slurm_conf.conf_text import line_fields, settings, single
+
+
+class TestOtherFiles:
+    def test_gres_conf_covers_every_group_without_node_names(self, example):
+        gres = settings(slurm_conf.render_slurm_files(example).gres_conf)
+        assert single(gres, "AutoDetect") == "off"
+        assert "NodeName" not in gres
+        lines = [line_fields(value) for value in gres["Name"]]
+        by_type = {line["Type"]: line["File"] for line in lines}
+        assert len(by_type) == len(lines), "one line per GPU type"
+        for group in example.compute_groups:
+            match = re.fullmatch(r"/dev/nvidia\[0-(\d+)\]", by_type[group.instance.slurm_gpu_type])
+            assert match, by_type
+            assert int(match[1]) + 1 >= group.instance.gpu_count
+
+    def test_gres_line_takes_the_largest_count_of_a_type(self):
+        cfg = load_config(REPO / "examples" / "mixed.yaml")
+        gres = slurm_conf.render_slurm_files(cfg).gres_conf
+        assert "Name=gpu Type=l40s File=/dev/nvidia[0-7]" in gres.splitlines()
+        assert "Name=gpu Type=h100 File=/dev/nvidia[0-7]" in gres.splitlines()
+
+    @pytest.mark.parametrize("instance_type", load_catalog().names())
+    def test_gres_conf_per_instance_type_binds_no_cores(self, instance_type):
+        """AutoDetect=nvml needs gpu_nvml.so, which the distribution's slurm-wlm-basic-plugins
+        lacks (it is slurm-wlm-nvml-plugin); Cores= from one shared line would name cores a
+        smaller size of the same GPU does not have. So: the device files, nothing more."""
+        cfg = load_config(REPO / "examples" / "default.yaml")
+        group = ComputeGroupConfig(
+            name="g", instance_type=instance_type, count=1, capacity=OnDemandCapacity(type="on-demand")
+        )
+        cfg = cfg.model_copy(update={"compute_groups": [group]})
+        instance = group.instance
+        gres = slurm_conf.render_slurm_files(cfg).gres_conf
+        lines = [line for line in gres.splitlines() if not line.startswith("#")]
+        assert lines == [
+            "AutoDetect=off",
+            f"Name=gpu Type={instance.slurm_gpu_type} File=/dev/nvidia[0-{instance.gpu_count - 1}]",
+        ]
+
+    def test_fake_devices_for_tests(self):
+        cfg = load_config(REPO / "examples" / "default.yaml")
+        gres = slurm_conf.render_slurm_files(cfg, SlurmSite(gpu_device_prefix="/dev/tty")).gres_conf
+        assert "Name=gpu Type=h100 File=/dev/tty[0-7]" in gres.splitlines()
+
+    def test_cgroup_conf_constrains_devices_cores_and_memory(self, example):
+        cgroup = settings(slurm_conf.render_slurm_files(example).cgroup_conf)
+        assert single(cgroup, "ConstrainDevices") == "yes"
+        assert single(cgroup, "ConstrainCores") == "yes"
+        assert single(cgroup, "ConstrainRAMSpace") == "yes"
+
+    def test_plugstack_includes_pyxis_explicitly(self, example):
+        files = slurm_conf.render_slurm_files(example)
+        site = SlurmSite()
+        paths = files.by_path(site)
+        plugstack = [line for line in files.plugstack_conf.splitlines() if not line.startswith("#")]
+        assert plugstack == ["include /etc/slurm/plugstack.conf.d/pyxis.conf"]
+        assert "*" not in files.plugstack_conf, "configless cannot expand wildcards"
+        assert paths["/etc/slurm/plugstack.conf.d/pyxis.conf"] == (
+            "required /usr/local/lib/slurm/spank_pyxis.so runtime_path=/run/pyxis\n"
+        )
+
+    def test_nodes_get_the_included_pyxis_file_themselves(self, example):
+        site = SlurmSite()
+        served = slurm_conf.render_slurm_files(example, site).by_path(site)
+        local = slurm_conf.node_local_files(example, site)
+        plugstack = f"{site.config_dir}/plugstack.conf"
+        include = served[plugstack].splitlines()[-1].split()[1]
+        assert local == {plugstack: served[plugstack], include: served[include]}
+
+    def test_pyxis_optional_only_when_asked(self):
+        cfg = load_config(REPO / "examples" / "default.yaml")
+        files = slurm_conf.render_slurm_files(cfg, SlurmSite(pyxis_required=False))
+        assert files.pyxis_conf.startswith("optional ")

@@ -1,0 +1,53 @@
+"""What a compute node tells slurmd about itself (the --conf line) and its node name."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpucluster import slurm_conf
+from gpucluster.loader import load_config
+from tests.conftest import REPO
+from tests.slurm_conf.conf_text import with_group
+
+
+class TestSlurmdConfLine:
+    @pytest.mark.parametrize(
+        ("instance_type", "expected"),
+        [
+            ("p5.48xlarge", "Gres=gpu:h100:8 Feature=gpu,p5.48xlarge RealMemory=1992294"),
+            ("p5en.48xlarge", "Gres=gpu:h200:8 Feature=gpu,p5en.48xlarge RealMemory=1992294"),
+            ("p6-b200.48xlarge", "Gres=gpu:b200:8 Feature=gpu,p6-b200.48xlarge RealMemory=1992294"),
+        ],
+    )
+    def test_catalog_values(self, instance_type, expected):
+        cfg = with_group(instance_type)
+        assert slurm_conf.slurmd_conf_line(cfg, cfg.compute_groups[0]) == expected
+
+    def test_memory_reserve_is_five_percent_rounded_in_favour_of_the_os(self):
+        cfg = with_group("p5.48xlarge")
+        # 2 TiB nominal; 5 % of 2097152 MiB is 104857.6 MiB, reserved as 104858.
+        assert slurm_conf.real_memory_mib(cfg.compute_groups[0]) == 2097152 - 104858
+
+    def test_every_example_group_advertises_its_gpus(self, example):
+        for group in example.compute_groups:
+            line = slurm_conf.slurmd_conf_line(example, group)
+            fields = dict(item.split("=", 1) for item in line.split())
+            assert set(fields) == {"Gres", "Feature", "RealMemory"}
+            assert fields["Gres"] == f"gpu:{group.instance.slurm_gpu_type}:{group.instance.gpu_count}"
+            assert fields["Feature"].split(",") == [group.name, group.instance_type]
+
+    def test_group_of_another_cluster_is_refused(self):
+        cfg = load_config(REPO / "examples" / "default.yaml")
+        other = load_config(REPO / "examples" / "mixed.yaml").compute_groups[1]
+        with pytest.raises(ValueError, match="not part of cluster demo"):
+            slurm_conf.slurmd_conf_line(cfg, other)
+
+
+class TestNodeName:
+    def test_group_and_instance_id(self):
+        assert slurm_conf.node_name("gpu", "i-0123456789abcdef0") == "gpu-i-0123456789abcdef0"
+
+    @pytest.mark.parametrize("bad", ["0123456789abcdef0", "i-XYZ", "i-0123456789abcdef0 ", ""])
+    def test_rejects_what_is_not_an_instance_id(self, bad):
+        with pytest.raises(ValueError, match="not an EC2 instance id"):
+            slurm_conf.node_name("gpu", bad)

@@ -1,0 +1,126 @@
+"""The head node's and the login nodes' bootstrap against stub system commands: the
+configless controller and its agents, sackd on login nodes, and their failures, which
+make no lifecycle call (they are not in a launch-hooked group)."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from gpucluster.bootstrap import BUNDLE_INSTALL_DIR, bundle_files, head_agents
+from gpucluster.slurm_conf import controller_hostname
+from tests.bootstrap_runs import CHANGING_CALLS, abandoned, continued, example
+from tests.shell_harness import Node
+
+
+def test_head_runs_configless_controller_and_is_idempotent(tmp_path: Path) -> None:
+    cfg = example("default")
+    node = Node(tmp_path, cfg, gpus=0, efa=0, nvme_mounted=False)
+    run = node.run("head")
+    assert run.returncode == 0, run.output
+    assert f"hostnamectl set-hostname {controller_hostname(cfg)}" in run.calls
+    slurm_conf = (node.root / "etc/slurm/slurm.conf").read_text()
+    assert "SlurmctldParameters=enable_configless" in slurm_conf
+    state = node.root / "home/.slurm/state"
+    assert state.is_dir() and stat.S_IMODE(state.stat().st_mode) == 0o700
+    assert f"chown slurm:slurm {state}" in run.calls
+    assert run.index(f"mount {node.root}/home") < run.index("systemctl start slurmctld")
+    install = next(call for call in run.calls if " install " in call)
+    assert "python3-boto3" in install
+    # srun/sbatch on the head load the plugstack.conf that requires Pyxis: it is built here too.
+    assert "libslurm-dev=" in install and "build-essential" in install
+    assert (node.root / "usr/local/lib/slurm/spank_pyxis.so").exists()
+    assert (node.root / "etc/slurm/plugstack.conf.d/pyxis.conf").read_text().startswith("required ")
+    assert run.index("make -C") < run.index("systemctl start slurmctld")
+    assert not continued(run) and not abandoned(run)
+    agents = head_agents(cfg)
+    for timer in agents.timers:
+        assert f"systemctl start {timer}" in run.calls
+    for path in agents.installed:
+        assert (node.root / path.lstrip("/")).is_file()
+    before = node.tree()
+    again = node.run("head")
+    assert again.returncode == 0, again.output
+    assert [call for call in again.calls if call.startswith(CHANGING_CALLS)] == []
+    assert node.tree() == before
+
+
+def test_head_bundle_carries_the_agents_and_their_timers() -> None:
+    cfg = example("default")
+    agents = head_agents(cfg)
+    assert {"agents/capacity_controller.py", "agents/node_cleanup.py"} <= set(agents.code)
+    assert agents.timers == [
+        "gpucluster-capacity-controller.timer",
+        "gpucluster-head-update.timer",
+        "gpucluster-node-cleanup.timer",
+    ]
+    assert f"GPUCLUSTER_CLUSTER={cfg.name}" in agents.installed["/etc/gpucluster/agents.env"]
+    for unit in agents.installed:
+        if unit.endswith(".service"):
+            # Python agents run under python3, the head update under bash.
+            command = agents.installed[unit].split("ExecStart=")[1].split()
+            assert command[0] in ("/usr/bin/python3", "/bin/bash")
+            script = command[1]
+            assert script.startswith(f"{BUNDLE_INSTALL_DIR}/")
+            assert script.removeprefix(f"{BUNDLE_INSTALL_DIR}/") in bundle_files(cfg)
+
+
+def test_thin_user_data_unpacks_where_boot_units_look() -> None:
+    from gpucluster.userdata import BundleRef, render_user_data
+
+    cfg = example("default")
+    ref = BundleRef(url="s3://bucket/key.tar.gz", sha256="0" * 64)
+    for thin in (render_user_data(cfg, "head", None), render_user_data(cfg, "login", ref)):
+        assert f"readonly BUNDLE_DIR={BUNDLE_INSTALL_DIR}\n" in thin
+
+
+def test_login_gets_sackd_enroot_and_pyxis(tmp_path: Path) -> None:
+    node = Node(tmp_path, example("mixed"), gpus=0, efa=0, nvme_mounted=False)
+    run = node.run("login")
+    assert run.returncode == 0, run.output
+    assert "sackd=23.11.4-1.2ubuntu5" in next(call for call in run.calls if " install " in call)
+    dropin = (node.root / "etc/systemd/system/sackd.service.d/gpucluster.conf").read_text()
+    assert dropin.startswith("[Unit]\nConditionPathExists=\n\n[Service]\nType=notify\nExecStart=\n")
+    conf_server = "slurmctld.mixed.gpucluster.internal:6817"
+    assert f"ExecStart=/usr/sbin/sackd --systemd --conf-server {conf_server}\n" in dropin
+    assert run.index("nc -z") < run.index("systemctl start sackd") < run.index("scontrol ping")
+    assert (node.root / "usr/local/lib/slurm/spank_pyxis.so").exists()
+    assert (
+        "ENROOT_RUNTIME_PATH /var/lib/enroot/runtime/user-$(id -u)"
+        in (node.root / "etc/enroot/enroot.conf").read_text()
+    )
+    before = node.tree()
+    again = node.run("login")
+    assert [call for call in again.calls if call.startswith(CHANGING_CALLS)] == []
+    assert node.tree() == before
+
+
+@pytest.mark.parametrize(
+    ("env", "reason"),
+    [
+        ({"SIM_FAIL_UNIT": "slurmctld"}, "slurmctld did not start"),
+        ({"SIM_CONTROLLER_DOWN": "1"}, "slurmctld does not answer 'scontrol ping'"),
+    ],
+)
+def test_head_failure_is_reported_without_lifecycle_calls(
+    tmp_path: Path, env: dict[str, str], reason: str
+) -> None:
+    node = Node(tmp_path, example("default"), gpus=0, efa=0, env=env)
+    run = node.run("head")
+    assert run.returncode != 0
+    assert reason in run.output
+    assert run.called("aws --region us-east-2 autoscaling") == []
+    assert len(run.called("aws --region us-east-2 ec2 create-tags")) == 1
+
+
+def test_login_waits_for_the_controller_and_fails_without_it(tmp_path: Path) -> None:
+    node = Node(
+        tmp_path, example("mixed"), gpus=0, efa=0, nvme_mounted=False, env={"SIM_CONTROLLER_DOWN": "1"}
+    )
+    run = node.run("login")
+    assert run.returncode != 0
+    assert "slurmctld at slurmctld.mixed.gpucluster.internal:6817 did not answer" in run.output
+    assert run.called("systemctl start sackd") == []
+    assert run.called("aws --region us-east-1 autoscaling") == []
