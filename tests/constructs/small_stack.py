@@ -16,8 +16,8 @@ from typing import Any, Generic, TypeVar
 import aws_cdk as cdk
 from aws_cdk.assertions import Template
 
+from gpucluster.cdk_runtime import new_app
 from gpucluster.config import ClusterConfig
-from gpucluster.synth import new_app
 
 C = TypeVar("C")
 
