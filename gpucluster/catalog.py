@@ -56,7 +56,14 @@ class InstanceType(BaseModel):
 
     @property
     def slurm_gpu_type(self) -> str:
-        """GRES type name: lower-case GPU model, e.g. ``h100``."""
+        """GRES type name: lower-case GPU model, e.g. ``h100``.
+
+        Short on purpose: Slurm's NVML autodetection names a GPU by its NVML name, lower-cased
+        with spaces as underscores ("NVIDIA H100 80GB HBM3" -> nvidia_h100_80gb_hbm3), and
+        takes a configured Type that is a substring of that name (gres.conf(5) and
+        _normalize_sys_gres_types in gres_gpu.c, 23.11), so these names hold if
+        AutoDetect=nvml is ever turned on.
+        """
         return self.gpu_model.lower()
 
 

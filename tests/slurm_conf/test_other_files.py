@@ -37,9 +37,10 @@ class TestOtherFiles:
 
     @pytest.mark.parametrize("instance_type", load_catalog().names())
     def test_gres_conf_per_instance_type_binds_no_cores(self, instance_type):
-        """AutoDetect=nvml needs gpu_nvml.so, which the distribution's slurm-wlm-basic-plugins
-        lacks (it is slurm-wlm-nvml-plugin); Cores= from one shared line would name cores a
-        smaller size of the same GPU does not have. So: the device files, nothing more."""
+        """AutoDetect=nvml needs gpu_nvml.so, which noble's slurm-wlm-basic-plugins lacks and
+        noble publishes no slurm-wlm-nvml-plugin for; Cores= from one shared line would name
+        cores a smaller size of the same GPU does not have, and the catalog has no verified
+        GPU-to-core mapping. So: the device files, nothing more."""
         cfg = load_config(REPO / "examples" / "default.yaml")
         group = ComputeGroupConfig(
             name="g", instance_type=instance_type, count=1, capacity=OnDemandCapacity(type="on-demand")
@@ -52,6 +53,19 @@ class TestOtherFiles:
             "AutoDetect=off",
             f"Name=gpu Type={instance.slurm_gpu_type} File=/dev/nvidia[0-{instance.gpu_count - 1}]",
         ]
+
+    def test_one_gres_line_serves_sizes_with_different_core_counts(self):
+        """The reason gres.conf has no Cores=: its one line per GPU type is read by every size
+        of that GPU, and slurmd rejects a core range past its own cores. If every size of each
+        GPU type had the same CPU count, a shared Cores= line could fit them all: revisit
+        templates/slurm/gres.conf.j2 when this fails."""
+        catalog = load_catalog()
+        cpus_by_type: dict[str, set[int]] = {}
+        for name in catalog.names():
+            instance = catalog.get(name)
+            cpus_by_type.setdefault(instance.slurm_gpu_type, set()).add(instance.vcpus)
+        assert cpus_by_type["h100"] == {16, 192}, "p5.4xlarge and p5.48xlarge share Type=h100"
+        assert all(len(cpus) > 1 for gpu, cpus in cpus_by_type.items() if gpu in {"a10g", "l4", "l40s"})
 
     def test_fake_devices_for_tests(self):
         cfg = load_config(REPO / "examples" / "default.yaml")
