@@ -45,6 +45,9 @@ DEFAULT_TIME_MINUTES = 60
 # enough that a forgotten job does not hold nodes for ever.
 DEFAULT_MAX_TIME_MINUTES = 7 * MINUTES_PER_DAY
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
+# Values the validation jobs put into shell unquoted-safe: no spaces, quotes or expansions.
+_SHELL_SAFE = re.compile(r"^[A-Za-z0-9._/-]+$")
+_SHELL_SAFE_IMAGE = re.compile(r"^[A-Za-z0-9._/:#@+-]+$")
 # Python's is_private also admits loopback and link-local, which a VPC cannot use.
 RFC1918 = tuple(ipaddress.IPv4Network(block) for block in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 
@@ -582,6 +585,47 @@ class SoftwareConfig(StrictModel):
         return self
 
 
+class ValidationConfig(StrictModel):
+    """How the validation jobs under /opt/gpucluster/jobs/ on login nodes run nccl-tests.
+    NCCL_TESTS_DIR, NCCL_TESTS_CONTAINER and NCCL_TESTS_MPI_HOME override these at sbatch time."""
+
+    nccl_tests_dir: str | None = Field(
+        default=None,
+        description=(
+            "Directory of the nccl-tests binaries (all_reduce_perf ...). null: the DLAMI's prebuilt "
+            "ones under its default CUDA, /usr/local/cuda-X.Y/efa/test-cuda-X.Y, or "
+            "/opt/nccl-tests/build inside a container."
+        ),
+    )
+    container_image: str | None = Field(
+        default=None,
+        description=(
+            "Run nccl-tests in this image through Pyxis (srun --container-image); null runs the "
+            "DLAMI's binaries with its Open MPI."
+        ),
+    )
+    mpi_home: str = Field(
+        default="/opt/amazon/openmpi", description="Open MPI whose mpirun starts the DLAMI's binaries."
+    )
+
+    @field_validator("nccl_tests_dir", "mpi_home")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        if value is not None and (not value.startswith("/") or not _SHELL_SAFE.match(value)):
+            raise _fail("path", f"'{value}' must be an absolute path of letters, digits and ._-/")
+        return value
+
+    @field_validator("container_image")
+    @classmethod
+    def _image(cls, value: str | None) -> str | None:
+        if value is not None and not _SHELL_SAFE_IMAGE.match(value):
+            raise _fail(
+                "container_image",
+                f"'{value}' is not an image reference (e.g. nvcr.io#nvidia/pytorch:25.06-py3)",
+            )
+        return value
+
+
 class ClusterConfig(StrictModel):
     name: str = Field(description="Lower-case cluster name, used in stack names.")
     region: str
@@ -596,6 +640,7 @@ class ClusterConfig(StrictModel):
     compute_groups: list[ComputeGroupConfig] = Field(min_length=1, max_length=16)
     storage: StorageConfig = Field(default_factory=StorageConfig)
     software: SoftwareConfig = Field(default_factory=SoftwareConfig)
+    validation: ValidationConfig = Field(default_factory=ValidationConfig)
     tags: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("name")
