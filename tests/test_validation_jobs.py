@@ -97,7 +97,9 @@ def _bash(script: str, snippet: str) -> str:
     """Source a rendered job (its main does not run when sourced) and run `snippet`."""
     result = subprocess.run(
         ["bash", "-c", f'source /dev/stdin <<<"$0"; {snippet}', script],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return result.stdout
 
