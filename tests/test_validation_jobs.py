@@ -163,3 +163,59 @@ def test_unknown_job_is_refused() -> None:
     cfg = load_config(REPO / "examples" / "default.yaml")
     with pytest.raises(ValueError, match="unknown validation job"):
         render_job(cfg, cfg.compute_groups[0], "burn-in")
+
+
+# The pairwise job's rounds with the launcher replaced: run_nccl reads stdin as srun and
+# mpirun do (they hand it to the first rank; bash gives a background job /dev/null, so the
+# list of pairs survives) and fails for the pair holding $BAD_NODE.
+FAKE_LAUNCH = """
+job_nodes() { printf 'n%s\\n' $(seq 1 "${NODE_COUNT}"); }
+check_nccl_tests() { :; }
+run_nccl() {
+  cat >/dev/null
+  echo "ran $2 on $3 $4" >>"$1"
+  [[ "$3" != "${BAD_NODE:-}" && "$4" != "${BAD_NODE:-}" ]]
+}
+OUT_DIR="$PWD"
+run_rounds
+"""
+
+
+def _rounds(script: str, tmp_path: Path, nodes: int, bad: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", f'source /dev/stdin <<<"$0"; {FAKE_LAUNCH}', script],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "NODE_COUNT": str(nodes), "BAD_NODE": bad},
+    )
+
+
+@pytest.mark.parametrize("nodes", [4, 5])
+def test_pairwise_runs_both_rounds_and_each_log_starts_with_its_pair(tmp_path: Path, nodes: int) -> None:
+    cfg = load_config(REPO / "examples" / "default.yaml")
+    script = render_job(cfg, cfg.compute_groups[0], "nccl-pairwise")
+    result = _rounds(script, tmp_path, nodes)
+    assert result.returncode == 0, result.stdout + result.stderr
+    logs = sorted(tmp_path.glob("round*.log"))
+    assert len(logs) == 2 * (nodes // 2)
+    pairs = set()
+    for log in logs:
+        first, second = log.read_text().splitlines()
+        header = parse_pair_line(first)
+        assert header is not None and log.name.startswith(f"round{header.round}-")
+        assert second == f"ran all_reduce_perf on {header.nodes[0]} {header.nodes[1]}"
+        pairs.add(frozenset(header.nodes))
+    assert len(pairs) == len(logs)
+
+
+def test_pairwise_goes_on_after_a_failed_pair_and_fails_loudly(tmp_path: Path) -> None:
+    cfg = load_config(REPO / "examples" / "default.yaml")
+    script = render_job(cfg, cfg.compute_groups[0], "nccl-pairwise")
+    result = _rounds(script, tmp_path, 4, bad="n2")
+    assert result.returncode == 1
+    assert len(list(tmp_path.glob("round*.log"))) == 4
+    assert "pair failed (exit 1)" in result.stdout and "round1-n1-n2.log" in result.stdout
+    assert "round2-n2-n3.log" in result.stdout
+    assert "FAILED: some pairs did not finish; gpucluster gate names the nodes" in result.stdout
