@@ -77,6 +77,19 @@ def finished(cluster: SlurmCluster, job: str, submit_dir: Path) -> tuple[str, st
     return info["JobState"], text
 
 
+def run_nccl_job(cluster, jobs, stubs, name: str, *args: str) -> tuple[str, Path, str, str]:
+    """An nccl job with the stand-in nccl-tests and mpirun: (job id, submit dir, state, output)."""
+    job, submit_dir = submit(
+        cluster,
+        jobs[name],
+        *args,
+        path=[stubs["tools"]],
+        extra_env={"NCCL_TESTS_DIR": str(stubs["nccl"]), "NCCL_TESTS_MPI_HOME": str(stubs["mpi"])},
+    )
+    state, out = finished(cluster, job, submit_dir)
+    return job, submit_dir, state, out
+
+
 def test_efa_check_passes_every_node_with_a_pingpong_between_them(cluster, jobs, stubs):
     job, submit_dir = submit(cluster, jobs["efa-check"], path=[stubs["tools"]])
     state, out = finished(cluster, job, submit_dir)
@@ -107,13 +120,7 @@ def test_efa_check_names_a_node_short_of_an_efa_device_and_fails(cluster, jobs, 
 
 
 def test_nccl_tests_write_a_log_and_json_per_collective(cluster, jobs, stubs):
-    job, submit_dir = submit(
-        cluster,
-        jobs["nccl-tests"],
-        path=[stubs["tools"]],
-        extra_env={"NCCL_TESTS_DIR": str(stubs["nccl"]), "NCCL_TESTS_MPI_HOME": str(stubs["mpi"])},
-    )
-    state, out = finished(cluster, job, submit_dir)
+    job, submit_dir, state, out = run_nccl_job(cluster, jobs, stubs, "nccl-tests")
     assert state == "COMPLETED", out
     logs = submit_dir / f"nccl-tests-{job}"
     for collective in NCCL_TESTS:
@@ -129,26 +136,13 @@ def test_nccl_tests_write_a_log_and_json_per_collective(cluster, jobs, stubs):
 
 
 def test_nccl_tests_refuse_an_unknown_collective_loudly(cluster, jobs, stubs):
-    job, submit_dir = submit(
-        cluster,
-        jobs["nccl-tests"],
-        "broadcast_perf",
-        path=[stubs["tools"]],
-        extra_env={"NCCL_TESTS_DIR": str(stubs["nccl"]), "NCCL_TESTS_MPI_HOME": str(stubs["mpi"])},
-    )
-    state, out = finished(cluster, job, submit_dir)
+    job, submit_dir, state, out = run_nccl_job(cluster, jobs, stubs, "nccl-tests", "broadcast_perf")
     assert state == "FAILED"
     assert "unknown collective 'broadcast_perf'; choose from: all_reduce_perf" in out
 
 
 def test_pairwise_logs_start_with_the_pair_line(cluster, jobs, stubs):
-    job, submit_dir = submit(
-        cluster,
-        jobs["nccl-pairwise"],
-        path=[stubs["tools"]],
-        extra_env={"NCCL_TESTS_DIR": str(stubs["nccl"]), "NCCL_TESTS_MPI_HOME": str(stubs["mpi"])},
-    )
-    state, out = finished(cluster, job, submit_dir)
+    job, submit_dir, state, out = run_nccl_job(cluster, jobs, stubs, "nccl-pairwise")
     assert state == "COMPLETED", out
     logs = sorted((submit_dir / f"nccl-pairwise-{job}").glob("round*.log"))
     assert len(logs) == 1, logs
