@@ -27,6 +27,7 @@ from gpucluster import capacity_block_rules, fsx_rules, placement_rules
 from gpucluster.catalog import InstanceType, load_catalog
 from gpucluster.mount_points import mount_point_problem
 from gpucluster.slurm_time import MINUTES_PER_DAY, SlurmTimeError, format_minutes, parse_minutes
+from gpucluster.validation_settings import ValidationConfig
 
 DLAMI_UBUNTU_2404 = (
     "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-24.04/latest/ami-id"
@@ -45,9 +46,6 @@ DEFAULT_TIME_MINUTES = 60
 # enough that a forgotten job does not hold nodes for ever.
 DEFAULT_MAX_TIME_MINUTES = 7 * MINUTES_PER_DAY
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
-# Values the validation jobs put into shell unquoted-safe: no spaces, quotes or expansions.
-_SHELL_SAFE = re.compile(r"^[A-Za-z0-9._/-]+$")
-_SHELL_SAFE_IMAGE = re.compile(r"^[A-Za-z0-9._/:#@+-]+$")
 # Python's is_private also admits loopback and link-local, which a VPC cannot use.
 RFC1918 = tuple(ipaddress.IPv4Network(block) for block in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 
@@ -583,47 +581,6 @@ class SoftwareConfig(StrictModel):
                         "sha256 published for the new version",
                     )
         return self
-
-
-class ValidationConfig(StrictModel):
-    """How the validation jobs under /opt/gpucluster/jobs/ on login nodes run nccl-tests.
-    NCCL_TESTS_DIR, NCCL_TESTS_CONTAINER and NCCL_TESTS_MPI_HOME override these at sbatch time."""
-
-    nccl_tests_dir: str | None = Field(
-        default=None,
-        description=(
-            "Directory of the nccl-tests binaries (all_reduce_perf ...). null: the DLAMI's prebuilt "
-            "ones under its default CUDA, /usr/local/cuda-X.Y/efa/test-cuda-X.Y, or "
-            "/opt/nccl-tests/build inside a container."
-        ),
-    )
-    container_image: str | None = Field(
-        default=None,
-        description=(
-            "Run nccl-tests in this image through Pyxis (srun --container-image); null runs the "
-            "DLAMI's binaries with its Open MPI."
-        ),
-    )
-    mpi_home: str = Field(
-        default="/opt/amazon/openmpi", description="Open MPI whose mpirun starts the DLAMI's binaries."
-    )
-
-    @field_validator("nccl_tests_dir", "mpi_home")
-    @classmethod
-    def _absolute(cls, value: str | None) -> str | None:
-        if value is not None and (not value.startswith("/") or not _SHELL_SAFE.match(value)):
-            raise _fail("path", f"'{value}' must be an absolute path of letters, digits and ._-/")
-        return value
-
-    @field_validator("container_image")
-    @classmethod
-    def _image(cls, value: str | None) -> str | None:
-        if value is not None and not _SHELL_SAFE_IMAGE.match(value):
-            raise _fail(
-                "container_image",
-                f"'{value}' is not an image reference (e.g. nvcr.io#nvidia/pytorch:25.06-py3)",
-            )
-        return value
 
 
 class ClusterConfig(StrictModel):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from gpucluster.bad_input import BadInput
 from gpucluster.bootstrap import bundle_files
 from gpucluster.config import ClusterConfig
 from gpucluster.efa import efa_count
@@ -219,3 +220,14 @@ def test_pairwise_goes_on_after_a_failed_pair_and_fails_loudly(tmp_path: Path) -
     assert "pair failed (exit 1)" in result.stdout and "round1-n1-n2.log" in result.stdout
     assert "round2-n2-n3.log" in result.stdout
     assert "FAILED: some pairs did not finish; gpucluster gate names the nodes" in result.stdout
+
+
+def test_a_bad_setting_is_an_error_naming_the_file_and_field(tmp_path: Path) -> None:
+    config = tmp_path / "cluster.yaml"
+    text = (REPO / "examples" / "default.yaml").read_text()
+    config.write_text(text + "validation:\n  container_image: 'img; reboot'\n")
+    with pytest.raises(BadInput) as info:
+        load_config(config)
+    message = str(info.value)
+    assert str(config) in message and "validation.container_image" in message
+    assert "is not an image reference" in message
