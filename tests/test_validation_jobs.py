@@ -166,14 +166,16 @@ def test_unknown_job_is_refused() -> None:
         render_job(cfg, cfg.compute_groups[0], "burn-in")
 
 
-# The pairwise job's rounds with the launcher replaced: run_nccl reads stdin as srun and
-# mpirun do (they hand it to the first rank; bash gives a background job /dev/null, so the
-# list of pairs survives) and fails for the pair holding $BAD_NODE.
+# The pairwise job's rounds with the launcher replaced: run_nccl fails for the pair holding
+# $BAD_NODE, and notes a stdin other than /dev/null: srun and mpirun hand stdin to the first
+# rank, which would eat the round's list of pairs (seen: a pair skipped under load).
 FAKE_LAUNCH = """
 job_nodes() { printf 'n%s\\n' $(seq 1 "${NODE_COUNT}"); }
 check_nccl_tests() { :; }
 run_nccl() {
-  cat >/dev/null
+  local stdin
+  stdin=$(readlink "/proc/${BASHPID}/fd/0")
+  [[ "${stdin}" == /dev/null ]] || echo "stdin is ${stdin}" >>"$1"
   echo "ran $2 on $3 $4" >>"$1"
   [[ "$3" != "${BAD_NODE:-}" && "$4" != "${BAD_NODE:-}" ]]
 }
