@@ -37,13 +37,17 @@ DCGM_DIAG_LEVEL = 2
 
 # Time limits (minutes): every job sets --time, since a job without one gets the partition's
 # DefaultTime, and a Capacity Block's end reservation blocks jobs whose limit reaches into it.
-TIME_LIMITS = {"efa-check": 15, "nccl-tests": 60, "nccl-pairwise": 60, "dcgm-diag": 30}
+# nccl-tests runs its collectives one after the other and pairwise its two rounds, each bounded
+# by NCCL_RUN_TIMEOUT: their limits hold every run at its bound (tests/test_validation_jobs.py).
+TIME_LIMITS = {"efa-check": 15, "nccl-tests": 100, "nccl-pairwise": 60, "dcgm-diag": 30}
 # Bounded waits inside the jobs (seconds): a hung tool is a named failure, not a stuck job.
 WAITS = {
     "PROBE_TIMEOUT": 30,
-    "PINGPONG_TIMEOUT": 60,
+    "PINGPONG_TIMEOUT": 30,
     "PINGPONG_CONNECT_ATTEMPTS": 10,
     "NCCL_RUN_TIMEOUT": 1200,
+    # The first container start imports the image (several GB) into Enroot.
+    "IMAGE_TIMEOUT": 600,
     "DCGM_TIMEOUT": 900,
     "KILL_GRACE": 10,
 }

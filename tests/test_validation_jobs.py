@@ -17,7 +17,16 @@ from gpucluster.config import ClusterConfig
 from gpucluster.efa import efa_count
 from gpucluster.gate.job_output import parse_efa_check_line, parse_pair_line
 from gpucluster.loader import load_config
-from gpucluster.validation_jobs import JOB_NAMES, JOBS_DIR, job_files, job_path, render_job
+from gpucluster.validation_jobs import (
+    JOB_NAMES,
+    JOBS_DIR,
+    NCCL_COLLECTIVES,
+    TIME_LIMITS,
+    WAITS,
+    job_files,
+    job_path,
+    render_job,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
@@ -79,6 +88,14 @@ def test_nccl_jobs_sweep_to_16_gib_with_info_and_no_legacy_variables(cfg: Cluste
         nccl = render_job(cfg, group, "nccl-tests")
         for collective in ("all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "alltoall_perf"):
             assert collective in nccl
+
+
+def test_time_limits_hold_every_bounded_run() -> None:
+    run = WAITS["NCCL_RUN_TIMEOUT"] + WAITS["KILL_GRACE"]
+    checks = WAITS["IMAGE_TIMEOUT"] + WAITS["PROBE_TIMEOUT"] + 2 * WAITS["KILL_GRACE"]
+    assert checks + len(NCCL_COLLECTIVES) * run < TIME_LIMITS["nccl-tests"] * 60
+    assert checks + 2 * run < TIME_LIMITS["nccl-pairwise"] * 60
+    assert WAITS["DCGM_TIMEOUT"] + 60 + WAITS["KILL_GRACE"] < TIME_LIMITS["dcgm-diag"] * 60
 
 
 def test_jobs_pass_shellcheck(cfg: ClusterConfig, tmp_path: Path) -> None:

@@ -77,14 +77,19 @@ def finished(cluster: SlurmCluster, job: str, submit_dir: Path) -> tuple[str, st
     return info["JobState"], text
 
 
-def run_nccl_job(cluster, jobs, stubs, name: str, *args: str) -> tuple[str, Path, str, str]:
+def run_nccl_job(
+    cluster, jobs, stubs, name: str, *args: str, tests_dir: Path | None = None
+) -> tuple[str, Path, str, str]:
     """An nccl job with the stand-in nccl-tests and mpirun: (job id, submit dir, state, output)."""
     job, submit_dir = submit(
         cluster,
         jobs[name],
         *args,
         path=[stubs["tools"]],
-        extra_env={"NCCL_TESTS_DIR": str(stubs["nccl"]), "NCCL_TESTS_MPI_HOME": str(stubs["mpi"])},
+        extra_env={
+            "NCCL_TESTS_DIR": str(tests_dir or stubs["nccl"]),
+            "NCCL_TESTS_MPI_HOME": str(stubs["mpi"]),
+        },
     )
     state, out = finished(cluster, job, submit_dir)
     return job, submit_dir, state, out
@@ -139,6 +144,14 @@ def test_nccl_tests_refuse_an_unknown_collective_loudly(cluster, jobs, stubs):
     job, submit_dir, state, out = run_nccl_job(cluster, jobs, stubs, "nccl-tests", "broadcast_perf")
     assert state == "FAILED"
     assert "unknown collective 'broadcast_perf'; choose from: all_reduce_perf" in out
+
+
+def test_nccl_tests_without_the_binaries_fail_saying_what_to_set(cluster, jobs, stubs):
+    empty = cluster.root / "no-nccl-tests"
+    empty.mkdir(exist_ok=True)
+    job, submit_dir, state, out = run_nccl_job(cluster, jobs, stubs, "nccl-tests", tests_dir=empty)
+    assert state == "FAILED"
+    assert f"are not all in {empty}; set NCCL_TESTS_DIR (validation.nccl_tests_dir)" in out
 
 
 def test_pairwise_logs_start_with_the_pair_line(cluster, jobs, stubs):
