@@ -17,6 +17,7 @@ from gpucluster.config import ClusterConfig
 from gpucluster.efa import efa_count
 from gpucluster.gate.job_output import parse_efa_check_line, parse_pair_line
 from gpucluster.loader import load_config
+from gpucluster.render_cmd import render_to_dir
 from gpucluster.validation_jobs import (
     JOB_NAMES,
     JOBS_DIR,
@@ -250,3 +251,13 @@ def test_a_bad_setting_is_an_error_naming_the_file_and_field(tmp_path: Path) -> 
     message = str(info.value)
     assert str(config) in message and "validation.container_image" in message
     assert "is not an image reference" in message
+
+
+def test_render_writes_every_job_executable(tmp_path: Path) -> None:
+    cfg = load_config(REPO / "examples" / "mixed.yaml")
+    render_to_dir(cfg, tmp_path)
+    for group in cfg.compute_groups:
+        for job in JOB_NAMES:
+            path = tmp_path / "bundle" / "files" / "login" / job_path(group.name, job).lstrip("/")
+            assert path.read_text() == render_job(cfg, group, job)
+            assert path.stat().st_mode & 0o111
