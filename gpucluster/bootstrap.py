@@ -13,7 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpucluster import boot_budget, health_probes, lustre_client, names, node_logs, slurm_conf
+from gpucluster import (
+    boot_budget,
+    health_probes,
+    lustre_client,
+    names,
+    node_logs,
+    slurm_conf,
+    validation_jobs,
+)
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
 from gpucluster.rendering import TEMPLATE_ROOT, render
@@ -244,7 +252,7 @@ def _enroot_conf(cfg: ClusterConfig, role: str, paths: EnrootPaths) -> str:
 
 def _cluster_conf(
     cfg: ClusterConfig, site: SlurmSite, controller_files: list[str], node_slurm_files: list[str],
-    agent_files: list[str], agent_units: list[str],
+    agent_files: list[str], agent_units: list[str], job_files: list[str],
 ) -> str:
     fsx = cfg.storage.fsx_lustre
     return render(
@@ -269,6 +277,7 @@ def _cluster_conf(
         node_slurm_files=node_slurm_files,
         agent_files=agent_files,
         agent_units=agent_units,
+        job_files=job_files,
         lifecycle_hook=names.LAUNCH_LIFECYCLE_HOOK,
         failure_tag=FAILURE_TAG,
         waits=_WAITS,
@@ -312,15 +321,17 @@ def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str,
     # What slurmd and srun read locally although the controller serves the rest.
     node_slurm = slurm_conf.node_local_files(cfg, site)
     agents = head_agents(cfg)
+    jobs = validation_jobs.job_files(cfg)
     files = {**_static_sources(), **agents.code}
     files["conf/cluster.sh"] = _cluster_conf(
-        cfg, site, sorted(controller), sorted(node_slurm), sorted(agents.installed), agents.timers
+        cfg, site, sorted(controller), sorted(node_slurm), sorted(agents.installed), agents.timers,
+        sorted(jobs),
     )
     files.update(_role_tree("head", {**controller, **agents.installed}))
     files.update(
         _role_tree(
             "login",
-            {"/etc/enroot/enroot.conf": _enroot_conf(cfg, "login", LOGIN_ENROOT), **node_slurm},
+            {"/etc/enroot/enroot.conf": _enroot_conf(cfg, "login", LOGIN_ENROOT), **node_slurm, **jobs},
         )
     )
     for group in cfg.compute_groups:

@@ -29,6 +29,7 @@ from gpucluster.config.nodes import (
 )
 from gpucluster.config.software import SoftwareConfig
 from gpucluster.config.storage import FsxLustreConfig, StorageConfig
+from gpucluster.config.validation import ValidationConfig
 
 __all__ = [
     "CAPACITY_BLOCK_END_UTC",
@@ -51,4 +52,5 @@ __all__ = [
     "SoftwareConfig",
     "StorageConfig",
     "StrictModel",
+    "ValidationConfig",
 ]

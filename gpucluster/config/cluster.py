@@ -13,6 +13,7 @@ from gpucluster.config.network import NetworkConfig
 from gpucluster.config.nodes import ComputeGroupConfig, HeadNodeConfig, LoginNodesConfig
 from gpucluster.config.software import SoftwareConfig
 from gpucluster.config.storage import StorageConfig
+from gpucluster.config.validation import ValidationConfig
 
 Region = Annotated[
     str,
@@ -41,6 +42,7 @@ class ClusterConfig(StrictModel):
     compute_groups: list[ComputeGroupConfig] = Field(min_length=1, max_length=16)
     storage: StorageConfig = Field(default_factory=StorageConfig)
     software: SoftwareConfig = Field(default_factory=SoftwareConfig)
+    validation: ValidationConfig = Field(default_factory=ValidationConfig)
     tags: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("name")

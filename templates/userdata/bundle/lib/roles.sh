@@ -75,6 +75,15 @@ complete_join() {
   fi
 }
 
+# sbatch scripts users submit from the login node; sbatch reads them, so 0644 is enough,
+# but 0755 lets a user run one by hand to see its "submit with sbatch" message.
+install_validation_jobs() {
+  local path
+  for path in "${JOB_FILES[@]}"; do
+    install_from_bundle "${ROLE_TREE}${path}" "${path}" 0755 || true
+  done
+}
+
 install_agents() {
   local changed=no path unit
   for path in "${AGENT_FILES[@]}"; do
@@ -131,6 +140,7 @@ run_login() {
   step wait_for_controller
   step configure_slurm_client
   step verify_slurm_client
+  step install_validation_jobs
 }
 
 run_compute() {

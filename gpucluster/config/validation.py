@@ -1,0 +1,58 @@
+"""The config's `validation` section: how the validation jobs run nccl-tests.
+
+One module per config section. The values
+are rendered into shell (gpucluster.validation_jobs), so each is checked to hold nothing a shell
+would expand or split.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
+
+_PATH = re.compile(r"^/[A-Za-z0-9._/-]*$")
+# Enroot/Pyxis image references: [USER@][REGISTRY#]IMAGE[:TAG|@DIGEST].
+_IMAGE = re.compile(r"^[A-Za-z0-9._/:#@+-]+$")
+
+
+class ValidationConfig(BaseModel):
+    """How the validation jobs under /opt/gpucluster/jobs/ on login nodes run nccl-tests.
+    NCCL_TESTS_DIR, NCCL_TESTS_CONTAINER and NCCL_TESTS_MPI_HOME override these at sbatch time."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+    nccl_tests_dir: str | None = Field(
+        default=None,
+        description=(
+            "Directory of the nccl-tests binaries (all_reduce_perf ...). null: the DLAMI's prebuilt "
+            "ones under its default CUDA, /usr/local/cuda-X.Y/efa/test-cuda-X.Y, or "
+            "/opt/nccl-tests/build inside a container."
+        ),
+    )
+    container_image: str | None = Field(
+        default=None,
+        description=(
+            "Run nccl-tests in this image through Pyxis (srun --container-image); null runs the "
+            "DLAMI's binaries with its Open MPI."
+        ),
+    )
+    mpi_home: str = Field(
+        default="/opt/amazon/openmpi", description="Open MPI whose mpirun starts the DLAMI's binaries."
+    )
+
+    @field_validator("nccl_tests_dir", "mpi_home")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        if value is not None and not _PATH.match(value):
+            raise PydanticCustomError("path", f"'{value}' must be an absolute path of letters, digits, ._-/")
+        return value
+
+    @field_validator("container_image")
+    @classmethod
+    def _image(cls, value: str | None) -> str | None:
+        if value is not None and not _IMAGE.match(value):
+            message = f"'{value}' is not an image reference (e.g. nvcr.io#nvidia/pytorch:25.06-py3)"
+            raise PydanticCustomError("container_image", message)
+        return value

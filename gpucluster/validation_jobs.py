@@ -1,0 +1,129 @@
+"""The go/no-go validation jobs, rendered per compute group from the config and the catalog.
+
+Login nodes install them under JOBS_DIR/<group>/ (bundle tree files/login/...); `gpucluster
+render` writes them with the rest of the bundle. Each job is a self-contained sbatch script:
+sbatch copies only the script to the first compute node, so nothing is sourced from the login
+node. The lines the gate reads back (pair header, efa-check) come from
+gpucluster.gate.job_output and are rendered here, never retyped in the templates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.efa import efa_count
+from gpucluster.gate.job_output import EFA_CHECK_PRINTF, EFA_FAIL, EFA_OK, PAIR_PRINTF
+from gpucluster.rendering import render
+
+JOBS_DIR = "/opt/gpucluster/jobs"
+TEMPLATE_DIR = "jobs"
+JOB_NAMES = ("efa-check", "nccl-tests", "nccl-pairwise", "dcgm-diag")
+
+# FACTS.md (NCCL / go-no-go): the sweep the published peaks were measured with, up to 16 GiB,
+# one GPU per process.
+NCCL_COLLECTIVES = ("all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "alltoall_perf")
+NCCL_SIZE_ARGS = ("-b", "8", "-e", "16G", "-f", "2", "-g", "1")
+# The DLAMI ships nccl-tests built against its Open MPI under each CUDA: NCCL Tests Location
+# /usr/local/cuda-xx.x/efa/test-cuda-xx.x/ (DLAMI release notes). The job follows the
+# /usr/local/cuda link to the image's default CUDA.
+DLAMI_CUDA_LINK = "/usr/local/cuda"
+# Where container images built for nccl-tests on EFA (aws-samples awsome-distributed-training's
+# nccl-tests Dockerfile) keep the binaries.
+CONTAINER_NCCL_TESTS_DIR = "/opt/nccl-tests/build"
+# On the DLAMI, libfabric and the aws-ofi-nccl plugin the EFA installer puts in /opt/amazon.
+AMI_LIBRARY_DIRS = ("/opt/amazon/efa/lib", "/opt/amazon/ofi-nccl/lib")
+DCGM_DIAG_LEVEL = 2
+
+# Time limits (minutes): every job sets --time, since a job without one gets the partition's
+# DefaultTime, and a Capacity Block's end reservation blocks jobs whose limit reaches into it.
+# nccl-tests runs its collectives one after the other and pairwise its two rounds, each bounded
+# by NCCL_RUN_TIMEOUT: their limits hold every run at its bound (tests/test_validation_jobs.py).
+TIME_LIMITS = {"efa-check": 15, "nccl-tests": 100, "nccl-pairwise": 60, "dcgm-diag": 30}
+# Bounded waits inside the jobs (seconds): a hung tool is a named failure, not a stuck job.
+WAITS = {
+    "PROBE_TIMEOUT": 30,
+    "PINGPONG_TIMEOUT": 30,
+    "PINGPONG_CONNECT_ATTEMPTS": 10,
+    "NCCL_RUN_TIMEOUT": 1200,
+    # The first container start imports the image (several GB) into Enroot.
+    "IMAGE_TIMEOUT": 600,
+    "DCGM_TIMEOUT": 900,
+    "KILL_GRACE": 10,
+}
+# The dcgm-diag job's own line (the gate does not read it): one per node.
+DCGM_PRINTF = "gpucluster-dcgm-diag node=%s result=%s reason=%s\\n"
+
+
+@dataclass(frozen=True)
+class GroupJobs:
+    """What the templates know about one compute group."""
+
+    cluster: str
+    group: str
+    partition: str
+    instance_type: str
+    gpus: int
+    efa: int
+    cpus_per_task: int
+
+
+def group_jobs(cfg: ClusterConfig, group: ComputeGroupConfig) -> GroupJobs:
+    instance = group.instance
+    return GroupJobs(
+        cluster=cfg.name,
+        group=group.name,
+        partition=group.name,
+        instance_type=instance.name,
+        gpus=instance.gpu_count,
+        efa=efa_count(instance) if group.efa else 0,
+        # Every vCPU the node has, shared out to its GPU ranks (NCCL's proxy threads need some).
+        cpus_per_task=max(1, instance.vcpus // instance.gpu_count),
+    )
+
+
+def _printf_format(name: str, value: str) -> str:
+    # Rendered inside single quotes as printf's format.
+    if "'" in value:
+        raise ValueError(f"{name} holds a single quote and cannot be rendered into shell")
+    return value
+
+
+def render_job(cfg: ClusterConfig, group: ComputeGroupConfig, job: str) -> str:
+    if job not in JOB_NAMES:
+        raise ValueError(f"unknown validation job {job!r}; jobs are {', '.join(JOB_NAMES)}")
+    settings = cfg.validation
+    return render(
+        f"{TEMPLATE_DIR}/{job}.sbatch.j2",
+        job=job,
+        g=group_jobs(cfg, group),
+        time_limit=TIME_LIMITS[job],
+        waits=WAITS,
+        pair_printf=_printf_format("PAIR_PRINTF", PAIR_PRINTF),
+        efa_check_printf=_printf_format("EFA_CHECK_PRINTF", EFA_CHECK_PRINTF),
+        dcgm_printf=_printf_format("DCGM_PRINTF", DCGM_PRINTF),
+        efa_ok=EFA_OK,
+        efa_fail=EFA_FAIL,
+        collectives=NCCL_COLLECTIVES,
+        size_args=" ".join(NCCL_SIZE_ARGS),
+        nccl_tests_dir=settings.nccl_tests_dir or "",
+        container_image=settings.container_image or "",
+        mpi_home=settings.mpi_home,
+        dlami_cuda_link=DLAMI_CUDA_LINK,
+        container_nccl_tests_dir=CONTAINER_NCCL_TESTS_DIR,
+        ami_library_dirs=":".join(AMI_LIBRARY_DIRS),
+        dcgm_level=DCGM_DIAG_LEVEL,
+    )
+
+
+def job_path(group: str, job: str) -> str:
+    return f"{JOBS_DIR}/{group}/{job}.sbatch"
+
+
+def job_files(cfg: ClusterConfig) -> dict[str, str]:
+    """Every validation job of every compute group, keyed by where a login node installs it."""
+    return {
+        job_path(group.name, job): render_job(cfg, group, job)
+        for group in cfg.compute_groups
+        for job in JOB_NAMES
+    }

@@ -1,0 +1,185 @@
+"""The rendered validation jobs on real Slurm: each sbatch file is submitted as a user would,
+allocated on the fake-GPU nodes, and writes the output the gate reads, with stand-in tools
+that print real-format output (tests/integration/validation_stubs.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from gpucluster.gate.job_output import parse_efa_check_line, parse_pair_line
+from gpucluster.validation_jobs import job_files, job_path
+from tests.integration.harness import SlurmCluster, run
+from tests.integration.validation_stubs import NCCL_TESTS, write_one_short_fi_info, write_stubs
+
+pytestmark = pytest.mark.slurm
+
+JOB_TIMEOUT = 90
+LARGEST = str(16 << 30)
+
+
+@pytest.fixture
+def jobs(cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The group's jobs rendered for the session cluster, as a login node installs them."""
+    where = cluster.root / "validation"
+    for path, text in job_files(cluster.cfg).items():
+        target = where / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return {
+        job: where / job_path(cluster.group.name, job).lstrip("/")
+        for job in ("efa-check", "nccl-tests", "nccl-pairwise", "dcgm-diag")
+    }
+
+
+@pytest.fixture
+def stubs(cluster: SlurmCluster) -> dict[str, Path]:
+    return write_stubs(cluster.root / "stubs", efa_devices=cluster._efa_count())
+
+
+def submit(
+    cluster: SlurmCluster, script: Path, *args: str, path: list[Path], extra_env: dict[str, str] | None = None
+) -> tuple[str, Path]:
+    """sbatch SCRIPT from a fresh submit directory. A test node has 2 CPUs, not one per GPU rank
+    at the group's --cpus-per-task, and Slurm 22.05 refuses --overcommit with
+    --ntasks-per-node: the command line (which overrides #SBATCH lines) asks for one task of
+    one CPU per node. mpirun starts its ranks itself (a daemon per node), as Open MPI does, so
+    the job still runs a rank per GPU; tests/test_validation_jobs.py checks the real values."""
+    submit_dir = (
+        cluster.root / "submit" / f"{script.stem}-{os.getpid()}-{len(list(cluster.root.glob('submit/*')))}"
+    )
+    submit_dir.mkdir(parents=True)
+    env = {
+        **cluster.env,
+        "PATH": ":".join([*(str(p) for p in path), str(cluster.root / "bin"), os.environ["PATH"]]),
+    }
+    env.update(extra_env or {})
+    result = run(
+        "sbatch",
+        "--parsable",
+        f"--chdir={submit_dir}",
+        "--ntasks-per-node=1",
+        "--cpus-per-task=1",
+        str(script),
+        *args,
+        env=env,
+    )
+    return result.stdout.strip().split(";")[0], submit_dir
+
+
+def finished(cluster: SlurmCluster, job: str, submit_dir: Path) -> tuple[str, str]:
+    info = cluster.wait_job_state(job, {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"}, JOB_TIMEOUT)
+    outputs = list(submit_dir.glob("*.out"))
+    text = outputs[0].read_text() if outputs else ""
+    return info["JobState"], text
+
+
+def run_nccl_job(
+    cluster, jobs, stubs, name: str, *args: str, tests_dir: Path | None = None
+) -> tuple[str, Path, str, str]:
+    """An nccl job with the stand-in nccl-tests and mpirun: (job id, submit dir, state, output)."""
+    job, submit_dir = submit(
+        cluster,
+        jobs[name],
+        *args,
+        path=[stubs["tools"]],
+        extra_env={
+            "NCCL_TESTS_DIR": str(tests_dir or stubs["nccl"]),
+            "NCCL_TESTS_MPI_HOME": str(stubs["mpi"]),
+        },
+    )
+    state, out = finished(cluster, job, submit_dir)
+    return job, submit_dir, state, out
+
+
+def test_efa_check_passes_every_node_with_a_pingpong_between_them(cluster, jobs, stubs):
+    job, submit_dir = submit(cluster, jobs["efa-check"], path=[stubs["tools"]])
+    state, out = finished(cluster, job, submit_dir)
+    assert state == "COMPLETED", out
+    checks = [c for c in map(parse_efa_check_line, out.splitlines()) if c is not None]
+    assert sorted(c.node for c in checks) == sorted(cluster.nodes)
+    expected_efa = cluster._efa_count()
+    for check in checks:
+        assert check.ok and check.efa_devices == check.expected_efa_devices == expected_efa, check
+        assert check.gpus == 8
+    logs = sorted((submit_dir / f"efa-check-{job}").glob("pingpong-*.log"))
+    assert len(logs) == 2 and all("MB/sec" in log.read_text() for log in logs), (logs, out)
+
+
+def test_efa_check_names_a_node_short_of_an_efa_device_and_fails(cluster, jobs, stubs):
+    broken = sorted(cluster.nodes)[1]
+    expected = cluster._efa_count()
+    short = write_one_short_fi_info(cluster.root / "stubs" / "one-short", expected, broken)
+    job, submit_dir = submit(cluster, jobs["efa-check"], path=[short, stubs["tools"]])
+    state, out = finished(cluster, job, submit_dir)
+    assert state == "FAILED", out
+    checks = {c.node: c for c in map(parse_efa_check_line, out.splitlines()) if c is not None}
+    assert set(checks) == set(cluster.nodes)
+    assert not checks[broken].ok and checks[broken].efa_devices == expected - 1
+    assert checks[broken].reason == f"{expected - 1} EFA devices, want {expected}"
+    assert all(check.ok for node, check in checks.items() if node != broken)
+    assert f"FAILED: {broken} failed" in out and "scontrol update" in out
+
+
+def test_nccl_tests_write_a_log_and_json_per_collective(cluster, jobs, stubs):
+    job, submit_dir, state, out = run_nccl_job(cluster, jobs, stubs, "nccl-tests")
+    assert state == "COMPLETED", out
+    logs = submit_dir / f"nccl-tests-{job}"
+    for collective in NCCL_TESTS:
+        text = (logs / f"{collective}.log").read_text()
+        # 16 ranks on 2 nodes, the sweep to 16 GiB, and the transport from NCCL_DEBUG=INFO.
+        assert "#  Rank 15 " in text
+        assert any(line.split()[:1] == [LARGEST] for line in text.splitlines()), text[-2000:]
+        assert "Selected provider is efa, fabric is efa-direct (found 32 nics)" in text
+        assert "# Collective test concluded" in text
+        report = json.loads((logs / f"{collective}.json").read_text())
+        assert report["results"][-1]["size"] == int(LARGEST)
+        assert report["args"][1:9] == ["-b", "8", "-e", "16G", "-f", "2", "-g", "1"]
+
+
+def test_nccl_tests_refuse_an_unknown_collective_loudly(cluster, jobs, stubs):
+    job, submit_dir, state, out = run_nccl_job(cluster, jobs, stubs, "nccl-tests", "broadcast_perf")
+    assert state == "FAILED"
+    assert "unknown collective 'broadcast_perf'; choose from: all_reduce_perf" in out
+
+
+def test_nccl_tests_without_the_binaries_fail_saying_what_to_set(cluster, jobs, stubs):
+    empty = cluster.root / "no-nccl-tests"
+    empty.mkdir(exist_ok=True)
+    job, submit_dir, state, out = run_nccl_job(cluster, jobs, stubs, "nccl-tests", tests_dir=empty)
+    assert state == "FAILED"
+    assert f"are not all in {empty}; set NCCL_TESTS_DIR (validation.nccl_tests_dir)" in out
+
+
+def test_pairwise_logs_start_with_the_pair_line(cluster, jobs, stubs):
+    job, submit_dir, state, out = run_nccl_job(cluster, jobs, stubs, "nccl-pairwise")
+    assert state == "COMPLETED", out
+    logs = sorted((submit_dir / f"nccl-pairwise-{job}").glob("round*.log"))
+    assert len(logs) == 1, logs
+    text = logs[0].read_text()
+    header = parse_pair_line(text.splitlines()[0])
+    assert header is not None and header.round == 1
+    assert sorted(header.nodes) == sorted(cluster.nodes)
+    assert "NET/OFI Selected provider is efa" in text and "# Avg bus bandwidth" in text
+    assert "2 nodes: one pair, no second round" in out
+
+
+def test_dcgm_diag_runs_dcgmi_on_every_node(cluster, jobs, stubs):
+    job, submit_dir = submit(cluster, jobs["dcgm-diag"], path=[stubs["dcgm"]])
+    state, out = finished(cluster, job, submit_dir)
+    assert state == "COMPLETED", out
+    log = (submit_dir / f"dcgm-diag-{job}" / "dcgm-diag.log").read_text()
+    for node in cluster.nodes:
+        assert f"gpucluster-dcgm-diag node={node} result=pass" in log
+    assert "| GPU Memory                | Pass - All" in log
+
+
+def test_dcgm_diag_skips_clearly_without_dcgm(cluster, jobs, stubs):
+    job, submit_dir = submit(cluster, jobs["dcgm-diag"], path=[])
+    state, out = finished(cluster, job, submit_dir)
+    assert state == "COMPLETED", out
+    for node in cluster.nodes:
+        assert f"gpucluster-dcgm-diag node={node} result=skip reason=dcgmi is not installed" in out
