@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from gpucluster.efa import efa_count
 from gpucluster.gate.job_output import parse_efa_check_line, parse_pair_line
 from gpucluster.validation_jobs import job_files, job_path
-from tests.integration.harness import SlurmCluster, run
+from tests.integration.cluster import SlurmCluster
+from tests.integration.host import run
 from tests.integration.validation_stubs import NCCL_TESTS, write_one_short_fi_info, write_stubs
 
 pytestmark = pytest.mark.slurm
@@ -35,9 +37,14 @@ def jobs(cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory) -> dic
     }
 
 
+def expected_efa_devices(cluster: SlurmCluster) -> int:
+    """What the session nodes' fake fi_info lists: the catalog's count for the group."""
+    return efa_count(cluster.group.instance) if cluster.group.efa else 0
+
+
 @pytest.fixture
 def stubs(cluster: SlurmCluster) -> dict[str, Path]:
-    return write_stubs(cluster.root / "stubs", efa_devices=cluster._efa_count())
+    return write_stubs(cluster.root / "stubs", efa_devices=expected_efa_devices(cluster))
 
 
 def submit(
@@ -101,7 +108,7 @@ def test_efa_check_passes_every_node_with_a_pingpong_between_them(cluster, jobs,
     assert state == "COMPLETED", out
     checks = [c for c in map(parse_efa_check_line, out.splitlines()) if c is not None]
     assert sorted(c.node for c in checks) == sorted(cluster.nodes)
-    expected_efa = cluster._efa_count()
+    expected_efa = expected_efa_devices(cluster)
     for check in checks:
         assert check.ok and check.efa_devices == check.expected_efa_devices == expected_efa, check
         assert check.gpus == 8
@@ -111,7 +118,7 @@ def test_efa_check_passes_every_node_with_a_pingpong_between_them(cluster, jobs,
 
 def test_efa_check_names_a_node_short_of_an_efa_device_and_fails(cluster, jobs, stubs):
     broken = sorted(cluster.nodes)[1]
-    expected = cluster._efa_count()
+    expected = expected_efa_devices(cluster)
     short = write_one_short_fi_info(cluster.root / "stubs" / "one-short", expected, broken)
     job, submit_dir = submit(cluster, jobs["efa-check"], path=[short, stubs["tools"]])
     state, out = finished(cluster, job, submit_dir)
