@@ -26,8 +26,8 @@ AGENT_SOURCES = Path(__file__).resolve().parent / "agents"
 SYSTEMD_TEMPLATES = TEMPLATE_ROOT / "systemd"
 AGENT_ENV_FILE = "/etc/gpucluster/agents.env"
 
-# A node that fails before joining tags itself with the reason.
-FAILURE_TAG = "gpucluster:bootstrap-failure"
+# Kept importable from here, where the bootstrap's tests name it.
+FAILURE_TAG = names.BOOTSTRAP_FAILURE_TAG
 
 # Meta-packages, not versioned kernel packages: holding those made the EFA installer
 # rebuild for every kernel (FACTS.md, "Deep Learning AMI").
@@ -256,7 +256,7 @@ def _cluster_conf(
         param_log_agent_config=names.log_agent_config_parameter(cfg),
         cw_agent_ctl=node_logs.AGENT_CTL,
         cw_agent=node_logs.CLOUDWATCH_AGENT,
-        storage_path=f"{names.parameter_prefix(cfg)}/storage",
+        storage_path=names.storage_parameter_path(cfg),
         param_efs_id=names.storage_parameter(cfg, "efs_id"),
         param_fsx_dns_name=names.storage_parameter(cfg, "fsx_dns_name"),
         param_fsx_mount_name=names.storage_parameter(cfg, "fsx_mount_name"),
@@ -269,6 +269,7 @@ def _cluster_conf(
         node_slurm_files=node_slurm_files,
         agent_files=agent_files,
         agent_units=agent_units,
+        compute_node_name=names.COMPUTE_NODE_NAME_FORMAT.format(group="${1}", instance_id="${2}"),
         lifecycle_hook=names.LAUNCH_LIFECYCLE_HOOK,
         failure_tag=FAILURE_TAG,
         waits=_WAITS,

@@ -1,5 +1,8 @@
 """Names shared by the stacks, the renderer and the node scripts.
 
+Those the head node's agents use too are defined in gpucluster.agents.cluster_names
+(the agents import nothing else of gpucluster) and used from there or through here.
+
 Nodes find deploy-time facts (file system ids, the munge key's secret ARN) in SSM
 Parameter Store under one prefix, so the stateless Cluster stack never imports
 values from the stateful Storage stack.
@@ -7,7 +10,21 @@ values from the stateful Storage stack.
 
 from __future__ import annotations
 
+from gpucluster.agents import cluster_names
+from gpucluster.agents.cluster_names import COMPUTE_NODE_NAME_FORMAT as COMPUTE_NODE_NAME_FORMAT
+from gpucluster.agents.cluster_names import compute_node_name as compute_node_name
 from gpucluster.config import ClusterConfig
+
+# Tag keys gpucluster sets on what it creates. Users may not set keys with this prefix.
+TAG_PREFIX = "gpucluster:"
+# Every resource: the cluster's name. The nodes' IAM policies match on it.
+CLUSTER_TAG = f"{TAG_PREFIX}cluster"
+# Every node: head, login or compute.
+ROLE_TAG = f"{TAG_PREFIX}role"
+# Compute nodes: their compute group.
+GROUP_TAG = f"{TAG_PREFIX}group"
+# A node that fails before joining tags itself with the reason.
+BOOTSTRAP_FAILURE_TAG = f"{TAG_PREFIX}bootstrap-failure"
 
 # Compute nodes complete this Auto Scaling launch hook once they joined Slurm.
 LAUNCH_LIFECYCLE_HOOK = "gpucluster-launch"
@@ -26,7 +43,7 @@ def stack_names(cfg: ClusterConfig) -> dict[str, str]:
 
 
 def parameter_prefix(cfg: ClusterConfig) -> str:
-    return f"/gpucluster/{cfg.name}"
+    return cluster_names.parameter_prefix(cfg.name)
 
 
 def private_zone(cfg: ClusterConfig) -> str:
@@ -60,7 +77,7 @@ def log_agent_config_parameter(cfg: ClusterConfig) -> str:
 
 def compute_group_parameter(cfg: ClusterConfig, group: str) -> str:
     """JSON facts about one compute group (Auto Scaling group name, capacity) for the head node."""
-    return f"{parameter_prefix(cfg)}/compute/{group}"
+    return cluster_names.compute_group_parameter(cfg.name, group)
 
 
 def bundle_parameter(cfg: ClusterConfig) -> str:
@@ -74,11 +91,16 @@ def bundle_parameter(cfg: ClusterConfig) -> str:
 STORAGE_FACTS = ("efs_id", "fsx_dns_name", "fsx_mount_name", "munge_secret_arn")
 
 
+def storage_parameter_path(cfg: ClusterConfig) -> str:
+    """The Storage stack's parameters are under this path."""
+    return f"{parameter_prefix(cfg)}/storage"
+
+
 def storage_parameter(cfg: ClusterConfig, fact: str) -> str:
     """SSM parameter the Storage stack writes and nodes read at boot."""
     if fact not in STORAGE_FACTS:
         raise ValueError(f"unknown storage fact {fact!r}; expected one of {STORAGE_FACTS}")
-    return f"{parameter_prefix(cfg)}/storage/{fact}"
+    return f"{storage_parameter_path(cfg)}/{fact}"
 
 
 def role_name_prefix(cfg: ClusterConfig) -> str:

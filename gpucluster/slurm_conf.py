@@ -37,7 +37,6 @@ MAX_NODE_COUNT_FACTOR = 2
 TEMPLATE_DIR = "slurm"
 
 _HOSTNAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
-_INSTANCE_ID = re.compile(r"^i-[0-9a-f]{8,17}$")
 
 
 @dataclass(frozen=True)
@@ -169,10 +168,8 @@ def plugstack_dir(site: SlurmSite) -> str:
 
 
 def node_name(group: str, instance_id: str) -> str:
-    """The Slurm node name of an instance: `<group>-<instance id>`, stable for its lifetime."""
-    if not _INSTANCE_ID.match(instance_id):
-        raise ValueError(f"'{instance_id}' is not an EC2 instance id (i- and 8 or 17 hex digits)")
-    return f"{group}-{instance_id}"
+    """The Slurm node name of an instance (names.compute_node_name), stable for its lifetime."""
+    return names.compute_node_name(group, instance_id)
 
 
 def gres(group: ComputeGroupConfig) -> str:

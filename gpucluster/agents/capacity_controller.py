@@ -1,6 +1,6 @@
 """Capacity Block controller: run every minute on the head node by a systemd timer.
 
-For every compute group of the cluster (SSM `/gpucluster/<cluster>/compute/<group>`):
+For every compute group of the cluster (its SSM parameter, cluster_names.compute_group_parameter):
 
 - capacity-block groups: read the block's state and dates from EC2 (never from the
   config: blocks get extended), set the Auto Scaling group's desired capacity to
@@ -39,11 +39,13 @@ from botocore.exceptions import BotoCoreError, ClientError
 # mypy checks the package layout; the bundle's flat layout imports the same modules.
 if TYPE_CHECKING or __package__:
     from . import runtime
+    from .cluster_names import compute_groups_path
     from .compute_groups import ComputeGroup, load_groups
     from .maintenance import MaintenanceWindow, ensure_maintenance
     from .scontrol import Runner, ScontrolError, run_command
 else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
     import runtime
+    from cluster_names import compute_groups_path
     from compute_groups import ComputeGroup, load_groups
     from maintenance import MaintenanceWindow, ensure_maintenance
     from scontrol import Runner, ScontrolError, run_command
@@ -286,8 +288,8 @@ def run_once(cluster: str, clients: Clients, run: Runner, now: datetime, grace: 
         LOG.error("%s", problem)
     if not documents.groups and not documents.problems:
         LOG.error(
-            "no compute group parameters under /gpucluster/%s/compute; is the cluster name right?",
-            cluster,
+            "no compute group parameters under %s; is the cluster name right?",
+            compute_groups_path(cluster),
         )
         return 1
     ok = not documents.problems

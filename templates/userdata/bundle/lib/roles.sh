@@ -32,9 +32,12 @@ configure_compute_enroot() { configure_enroot "${COMPUTE_ENROOT_DIRECTORIES[@]}"
 
 name_head_node() { set_hostname "${CONTROLLER_HOSTNAME}"; }
 
-# The Slurm node name is <group>-<instance id>: unique, and stable for the instance's life.
+# The Slurm node name (compute_node_name, from conf/cluster.sh) is unique, and stable for
+# the instance's life.
 name_compute_node() {
-  NODE_NAME="${GROUP}-$(instance_id)"
+  local iid
+  iid="$(instance_id)"
+  NODE_NAME="$(compute_node_name "${GROUP}" "${iid}")"
   set_hostname "${NODE_NAME}"
 }
 

@@ -1,0 +1,124 @@
+"""Each shared name format is written once: a second, hand-written copy fails here.
+
+The scan covers the source tree (Python, shell, Jinja, systemd units) and the rendered
+bootstrap bundle of every example. Each detector is itself checked against the copies
+that used to exist, so a detector that matches nothing cannot pass silently.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gpucluster import names
+from gpucluster.agents import cluster_names, node_cleanup
+from gpucluster.bootstrap import bundle_files
+from gpucluster.loader import load_config
+
+REPO = Path(__file__).resolve().parent.parent
+PRODUCTION_DIRS = ("gpucluster", "constructs_lib", "stacks", "templates")
+SOURCE_SUFFIXES = {".py", ".sh", ".j2", ".service", ".timer"}
+THIS_FILE = Path(__file__).resolve()
+
+# A group-like value, a dash, then an instance-id-like value: f"{group}-{instance_id}",
+# "${GROUP}-$(instance_id)", a regex "(?P<group>...)-(?P<instance_id>i-[0-9a-f]...".
+_NODE_NAME_COPY = re.compile(
+    r"(?i)(?:[{$]\{?[a-z_.]*group[a-z_.]*\}?|group>[^\n]*\))-(?:[{$][{(]?[a-z_.]*(?:instance|iid)"
+    r"|\(\?P<instance_id>|i-\[0-9a-f\])"
+)
+_PARAMETER_PATH_COPY = re.compile(r"/gpucluster/(?:[{%]|\$\{)")
+_TAG_KEY_COPY = re.compile(
+    r"""["'](?:aws:ResourceTag/)?gpucluster:(?:cluster|role|group|bootstrap-failure)["']"""
+)
+
+# Copies in modules this change leaves to their owners; each is one import away.
+PENDING = {("tag key", "gpucluster/synth.py")}
+
+# name -> (detector, where to look, files allowed to hold the one definition, copies it
+# must catch). Tests may pin SSM paths and tag keys as literal expected values (that is
+# the contract they check); the node name they build through gpucluster.names.
+FORMATS = {
+    "compute node name": (
+        _NODE_NAME_COPY,
+        (*PRODUCTION_DIRS, "tests"),
+        {"gpucluster/agents/cluster_names.py"},
+        [
+            'NODE_NAME="${GROUP}-$(instance_id)"',
+            'return f"{group}-{instance_id}"',
+            'name = f"{self.group.name}-{iid}"',
+            r're.compile(r"^(?P<group>[a-z][a-z0-9]{0,19})-(?P<instance_id>i-[0-9a-f]{8,17})$")',
+        ],
+    ),
+    "SSM parameter path": (
+        _PARAMETER_PATH_COPY,
+        PRODUCTION_DIRS,
+        {"gpucluster/agents/cluster_names.py"},
+        [
+            'return f"/gpucluster/{cluster}/compute"',
+            '"no compute group parameters under /gpucluster/%s/compute"',
+        ],
+    ),
+    "tag key": (
+        _TAG_KEY_COPY,
+        PRODUCTION_DIRS,
+        {"gpucluster/names.py"},
+        ['{"aws:ResourceTag/gpucluster:cluster": cfg.name}', '**{"gpucluster:group": group.name}'],
+    ),
+}
+
+
+def _sources(dirs: tuple[str, ...]) -> list[Path]:
+    return sorted(
+        path
+        for top in dirs
+        for path in (REPO / top).rglob("*")
+        if path.is_file() and path.suffix in SOURCE_SUFFIXES and path.resolve() != THIS_FILE
+    )
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_the_detector_catches_a_hand_written_copy(name):
+    detector, _, _, copies = FORMATS[name]
+    for copy in copies:
+        assert detector.search(copy), f"{name}: the detector misses {copy!r}"
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_the_source_tree_holds_one_definition(name):
+    detector, dirs, homes, _ = FORMATS[name]
+    found = []
+    for path in _sources(dirs):
+        relative = str(path.relative_to(REPO))
+        if relative in homes or (name, relative) in PENDING:
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if detector.search(line):
+                found.append(f"{relative}:{number}: {line.strip()}")
+    assert not found, f"{name} written again outside {sorted(homes)}; import it instead:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("example", ["default", "mixed"])
+def test_the_rendered_bundle_holds_no_copy_of_the_node_name(example):
+    files = bundle_files(load_config(REPO / "examples" / f"{example}.yaml"))
+    copies = [
+        f"{path}: {line.strip()}"
+        for path, text in files.items()
+        if path != "agents/cluster_names.py"
+        for line in text.splitlines()
+        if _NODE_NAME_COPY.search(line)
+    ]
+    assert not copies, "\n".join(copies)
+    # The node computes its name with the function rendered from the one format.
+    rendered = cluster_names.COMPUTE_NODE_NAME_FORMAT.format(group="${1}", instance_id="${2}")
+    assert f'compute_node_name() {{ echo "{rendered}"; }}' in files["conf/cluster.sh"]
+    assert 'compute_node_name "${GROUP}"' in files["lib/roles.sh"]
+
+
+def test_the_name_a_node_gets_is_the_name_the_cleanup_agent_recognizes():
+    name = names.compute_node_name("gpu", "i-0123456789abcdef0")
+    match = node_cleanup.COMPUTE_NODE_NAME.match(name)
+    assert match and match.group("group", "instance_id") == ("gpu", "i-0123456789abcdef0")
+    with pytest.raises(ValueError, match="not an EC2 instance id"):
+        names.compute_node_name("gpu", "i-0123456789abcdef")  # 16 digits: no EC2 id has them
