@@ -24,7 +24,7 @@ BUNDLE_SOURCES = TEMPLATE_ROOT / "userdata" / "bundle"
 # started by the systemd timers rendered from templates/systemd.
 AGENT_SOURCES = Path(__file__).resolve().parent / "agents"
 SYSTEMD_TEMPLATES = TEMPLATE_ROOT / "systemd"
-AGENT_ENV_FILE = "/etc/gpucluster/agents.env"
+AGENT_ENV_FILE = names.AGENT_ENV_FILE
 
 # Kept importable from here, where the bootstrap's tests name it.
 FAILURE_TAG = names.BOOTSTRAP_FAILURE_TAG
@@ -271,6 +271,7 @@ def _cluster_conf(
         agent_units=agent_units,
         compute_node_name=names.COMPUTE_NODE_NAME_FORMAT.format(group="${1}", instance_id="${2}"),
         lifecycle_hook=names.LAUNCH_LIFECYCLE_HOOK,
+        bootstrap_log=node_logs.BOOTSTRAP_LOG,
         failure_tag=FAILURE_TAG,
         waits=_WAITS,
         bundle_install_dir=BUNDLE_INSTALL_DIR,

@@ -11,6 +11,7 @@ values from the stateful Storage stack.
 from __future__ import annotations
 
 from gpucluster.agents import cluster_names
+from gpucluster.agents.cluster_names import AGENT_ENV_FILE as AGENT_ENV_FILE
 from gpucluster.agents.cluster_names import COMPUTE_NODE_NAME_FORMAT as COMPUTE_NODE_NAME_FORMAT
 from gpucluster.agents.cluster_names import compute_node_name as compute_node_name
 from gpucluster.config import ClusterConfig

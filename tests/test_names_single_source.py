@@ -33,8 +33,14 @@ _TAG_KEY_COPY = re.compile(
     r"""["'](?:aws:ResourceTag/)?gpucluster:(?:cluster|role|group|bootstrap-failure)["']"""
 )
 
+_BOOTSTRAP_LOG_COPY = re.compile(r"/var/log/gpucluster-bootstrap\.log")
+_AGENT_ENV_FILE_COPY = re.compile(r"/etc/gpucluster/agents\.env")
+
 # Copies in modules this change leaves to their owners; each is one import away.
 PENDING = {("tag key", "gpucluster/synth.py")}
+# systemd reads its units as they are, so they name the agents' settings file literally;
+# tests/test_capacity_controller.py and tests/test_node_cleanup.py check it equals the constant.
+UNITS = {f"templates/systemd/gpucluster-{agent}.service" for agent in ("capacity-controller", "node-cleanup")}
 
 # name -> (detector, where to look, files allowed to hold the one definition, copies it
 # must catch). Tests may pin SSM paths and tag keys as literal expected values (that is
@@ -65,6 +71,18 @@ FORMATS = {
         PRODUCTION_DIRS,
         {"gpucluster/names.py"},
         ['{"aws:ResourceTag/gpucluster:cluster": cfg.name}', '**{"gpucluster:group": group.name}'],
+    ),
+    "bootstrap log": (
+        _BOOTSTRAP_LOG_COPY,
+        PRODUCTION_DIRS,
+        {"gpucluster/node_logs.py"},
+        ["exec > >(tee -a /var/log/gpucluster-bootstrap.log | logger -t gpucluster -s 2>/dev/console) 2>&1"],
+    ),
+    "agents' settings file": (
+        _AGENT_ENV_FILE_COPY,
+        PRODUCTION_DIRS,
+        {"gpucluster/agents/cluster_names.py", *UNITS},
+        ['AGENT_ENV_FILE = "/etc/gpucluster/agents.env"'],
     ),
 }
 

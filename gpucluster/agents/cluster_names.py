@@ -30,6 +30,11 @@ def compute_node_name(group: str, instance_id: str) -> str:
     return COMPUTE_NODE_NAME_FORMAT.format(group=group, instance_id=instance_id)
 
 
+# The head node's agents read their settings (GPUCLUSTER_*) from this file, which the
+# bootstrap installs and their systemd units name in EnvironmentFile=.
+AGENT_ENV_FILE = "/etc/gpucluster/agents.env"
+
+
 def parameter_prefix(cluster: str) -> str:
     """Every SSM parameter of a cluster is under this path."""
     return f"/gpucluster/{cluster}"

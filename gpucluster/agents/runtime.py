@@ -2,7 +2,7 @@
 
 Settings come from, in order of precedence: command-line options, the file named by
 --env-file, then the process environment (systemd's EnvironmentFile= puts the head
-node's /etc/gpucluster/agents.env there). Keys:
+node's settings file, cluster_names.AGENT_ENV_FILE, there). Keys:
 
     GPUCLUSTER_CLUSTER=<cluster name>
     GPUCLUSTER_REGION=<region>
@@ -17,12 +17,16 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import boto3
 from botocore.config import Config
 
-ENV_FILE = "/etc/gpucluster/agents.env"
+# mypy checks the package layout; the bundle's flat layout imports the same modules.
+if TYPE_CHECKING or __package__:
+    from .cluster_names import AGENT_ENV_FILE as ENV_FILE
+else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
+    from cluster_names import AGENT_ENV_FILE as ENV_FILE
 _CLUSTER = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
 

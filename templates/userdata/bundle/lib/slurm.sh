@@ -99,7 +99,7 @@ wait_for_controller() {
   local waited=0
   until controller_reachable; do
     if ((waited >= CONTROLLER_TIMEOUT)); then
-      die "slurmctld at ${CONF_SERVER} did not answer within ${CONTROLLER_TIMEOUT} s; check the head node (its ${FAILURE_TAG} tag and /var/log/gpucluster-bootstrap.log), the private DNS record, and that security groups allow TCP ${CONF_SERVER##*:} from this node"
+      die "slurmctld at ${CONF_SERVER} did not answer within ${CONTROLLER_TIMEOUT} s; check the head node (its ${FAILURE_TAG} tag and ${BOOTSTRAP_LOG}), the private DNS record, and that security groups allow TCP ${CONF_SERVER##*:} from this node"
     fi
     log "waiting for slurmctld at ${CONF_SERVER}"
     sleep "${CONTROLLER_POLL}"
