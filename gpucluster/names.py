@@ -14,6 +14,8 @@ from gpucluster.agents import cluster_names
 from gpucluster.agents.cluster_names import AGENT_ENV_FILE as AGENT_ENV_FILE
 from gpucluster.agents.cluster_names import COMPUTE_NODE_NAME_FORMAT as COMPUTE_NODE_NAME_FORMAT
 from gpucluster.agents.cluster_names import compute_node_name as compute_node_name
+from gpucluster.agents.cluster_names import group_feature as group_feature
+from gpucluster.agents.cluster_names import group_partition as group_partition
 from gpucluster.config import ClusterConfig
 
 # Tag keys gpucluster sets on what it creates. Users may not set keys with this prefix.

@@ -189,7 +189,8 @@ def slurmd_conf_line(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
     if group not in cfg.compute_groups:
         raise ValueError(f"compute group {group.name} is not part of cluster {cfg.name}")
     instance = group.instance
-    return f"Gres={gres(group)} Feature={group.name},{instance.name} RealMemory={real_memory_mib(group)}"
+    features = f"{names.group_feature(group.name)},{instance.name}"
+    return f"Gres={gres(group)} Feature={features} RealMemory={real_memory_mib(group)}"
 
 
 # Slurm 22.05 and 23.02 could not fan controller pings and launches out through slurmd
@@ -254,7 +255,7 @@ def render_slurm_files(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> Slu
         "controller_hostname": controller_hostname(cfg, site),
         "controller_addr": controller_addr(cfg, site),
         "max_node_count": max_node_count(cfg),
-        "groups": [(group, nodeset(group)) for group in cfg.compute_groups],
+        "nodesets": [(nodeset(group), names.group_feature(group.name)) for group in cfg.compute_groups],
         "partitions": partitions(cfg),
         "gres_lines": _gres_lines(cfg, site),
         "plugstack_dir": plugstack_dir(site),

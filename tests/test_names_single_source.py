@@ -8,12 +8,13 @@ that used to exist, so a detector that matches nothing cannot pass silently.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from gpucluster import names
-from gpucluster.agents import cluster_names, node_cleanup
+from gpucluster import names, slurm_conf
+from gpucluster.agents import cluster_names, maintenance, node_cleanup
 from gpucluster.bootstrap import bundle_files
 from gpucluster.loader import load_config
 
@@ -140,3 +141,18 @@ def test_the_name_a_node_gets_is_the_name_the_cleanup_agent_recognizes():
     assert match and match.group("group", "instance_id") == ("gpu", "i-0123456789abcdef0")
     with pytest.raises(ValueError, match="not an EC2 instance id"):
         names.compute_node_name("gpu", "i-0123456789abcdef")  # 16 digits: no EC2 id has them
+
+
+def test_the_group_feature_and_partition_agree_across_slurm_conf_slurmd_and_the_maintenance_agent():
+    cfg = load_config(REPO / "examples" / "mixed.yaml")
+    text = slurm_conf.render_slurm_files(cfg).slurm_conf
+    start = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
+    for group in cfg.compute_groups:
+        feature = names.group_feature(group.name)
+        assert f"Nodeset={slurm_conf.nodeset(group)} Feature={feature}\n" in text
+        assert f" Feature={feature}," in slurm_conf.slurmd_conf_line(cfg, group)
+        assert f"Feature={feature}" in maintenance.anchor_command(group.name)
+        partition = names.group_partition(group.name)
+        assert f"\nPartitionName={partition} Nodes={slurm_conf.nodeset(group)} " in text
+        command = maintenance.reservation_command(group.name, start, start + timedelta(hours=1))
+        assert f"PartitionName={partition}" in command

@@ -15,6 +15,17 @@ GROUP_NAME = r"[a-z][a-z0-9]{0,19}"
 # EC2 instance ids are i- and 8 (older) or 17 hex digits.
 INSTANCE_ID = r"i-(?:[0-9a-f]{8}|[0-9a-f]{17})"
 
+
+def group_feature(group: str) -> str:
+    """The Slurm node feature of compute group `group`'s nodes; its nodeset selects them by it."""
+    return group
+
+
+def group_partition(group: str) -> str:
+    """The Slurm partition of compute group `group`."""
+    return group
+
+
 # A compute node registers as a dynamic Slurm node named after its group and its EC2
 # instance: unique, and stable for the instance's life. Written once, here.
 COMPUTE_NODE_NAME_FORMAT = "{group}-{instance_id}"
