@@ -29,8 +29,8 @@ AGENT_ENV_FILE = names.AGENT_ENV_FILE
 # Kept importable from here, where the bootstrap's tests name it.
 FAILURE_TAG = names.BOOTSTRAP_FAILURE_TAG
 
-# Meta-packages, not versioned kernel packages: holding those made the EFA installer
-# rebuild for every kernel (FACTS.md, "Deep Learning AMI").
+# Meta-packages, not versioned kernel packages: holding versioned ones made the EFA
+# installer rebuild its modules for every kernel.
 KERNEL_HOLD_PACKAGES = (
     "linux-aws",
     "linux-image-aws",
@@ -106,7 +106,14 @@ NODE_TOOLS = ("netcat-openbsd",)
 
 ENROOT_RELEASES = "https://github.com/NVIDIA/enroot/releases/download"
 ENROOT_DEPENDENCIES = (
-    "squashfs-tools", "parallel", "fuse-overlayfs", "squashfuse", "pigz", "zstd", "jq", "curl",
+    "squashfs-tools",
+    "parallel",
+    "fuse-overlayfs",
+    "squashfuse",
+    "pigz",
+    "zstd",
+    "jq",
+    "curl",
 )
 ENROOT_HOOKS = ("50-slurm-pmi.sh", "50-slurm-pytorch.sh")
 PYXIS_ARCHIVES = "https://github.com/NVIDIA/pyxis/archive/refs/tags"
@@ -243,8 +250,12 @@ def _enroot_conf(cfg: ClusterConfig, role: str, paths: EnrootPaths) -> str:
 
 
 def _cluster_conf(
-    cfg: ClusterConfig, site: SlurmSite, controller_files: list[str], node_slurm_files: list[str],
-    agent_files: list[str], agent_units: list[str],
+    cfg: ClusterConfig,
+    site: SlurmSite,
+    controller_files: list[str],
+    node_slurm_files: list[str],
+    agent_files: list[str],
+    agent_units: list[str],
 ) -> str:
     fsx = cfg.storage.fsx_lustre
     return render(

@@ -59,7 +59,7 @@ def controller_host(cfg: ClusterConfig) -> str:
 
 # The munge secret's name ends with this many hex characters taken from the Storage
 # stack's id: the secret is retained on delete, so a fixed name would make the next
-# deploy of the stack fail with "already exists" (issue 10, item 9).
+# deploy of the stack fail with "already exists".
 MUNGE_SECRET_SUFFIX_LENGTH = 12
 
 
