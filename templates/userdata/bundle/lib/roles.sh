@@ -43,14 +43,8 @@ name_compute_node() {
 
 # The DLAMI formats and mounts local NVMe at boot, in parallel with user-data.
 wait_for_nvme() {
-  local waited=0
-  until mountpoint -q "${R}${NVME_MOUNT}"; do
-    if ((waited >= NVME_TIMEOUT)); then
-      die "${NVME_MOUNT} is not mounted after ${NVME_TIMEOUT} s; Enroot needs local NVMe. See 'journalctl -u dlami-nvme' and 'lsblk'"
-    fi
-    sleep "${NVME_POLL}"
-    waited=$((waited + NVME_POLL))
-  done
+  poll_until NVME_TIMEOUT "" mountpoint -q "${R}${NVME_MOUNT}" ||
+    die "${NVME_MOUNT} is not mounted after ${NVME_TIMEOUT} s; Enroot needs local NVMe. See 'journalctl -u dlami-nvme' and 'lsblk'"
   log "${NVME_MOUNT} is mounted"
 }
 
