@@ -121,12 +121,18 @@ class ControllerError(RuntimeError):
     pass
 
 
+def _the_one(items: list[dict[str, Any]], error: str) -> dict[str, Any]:
+    """The single item a describe call by one id returns; anything else is `error`."""
+    if len(items) != 1:
+        raise ControllerError(error)
+    return items[0]
+
+
 def read_block(ec2: Any, reservation_id: str) -> BlockStatus:
     response = ec2.describe_capacity_reservations(CapacityReservationIds=[reservation_id])
     reservations = response.get("CapacityReservations", [])
-    if len(reservations) != 1:
-        raise ControllerError(f"EC2 returned {len(reservations)} reservations for {reservation_id}")
-    reservation = reservations[0]
+    found = f"EC2 returned {len(reservations)} reservations for {reservation_id}"
+    reservation = _the_one(reservations, found)
     if "StartDate" not in reservation or "EndDate" not in reservation:
         raise ControllerError(
             f"{reservation_id} has no StartDate/EndDate; is it a Capacity Block? "
@@ -145,10 +151,7 @@ class GroupSize:
 
 def read_group_size(autoscaling: Any, asg_name: str) -> GroupSize:
     response = autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[asg_name])
-    groups = response.get("AutoScalingGroups", [])
-    if len(groups) != 1:
-        raise ControllerError(f"Auto Scaling group {asg_name} not found")
-    group = groups[0]
+    group = _the_one(response.get("AutoScalingGroups", []), f"Auto Scaling group {asg_name} not found")
     return GroupSize(group["MinSize"], group["MaxSize"], group["DesiredCapacity"])
 
 
