@@ -91,6 +91,22 @@ def bundle_parameter(cfg: ClusterConfig) -> str:
     return f"{parameter_prefix(cfg)}/bootstrap/bundle"
 
 
+# The bootstrap bundle's file name when the CDK stages it as a file asset.
+BUNDLE_FILE = "bundle.tar.gz"
+
+
+def bundle_object_key(asset_hash: str) -> str:
+    """The bundle's S3 key: the CDK names a file asset by its asset hash (64 hex digits,
+    not the file's sha256) and keeps the file's last extension, so `<asset hash>.gz`."""
+    return asset_hash + "." + BUNDLE_FILE.rsplit(".", 1)[1]
+
+
+def cdk_assets_bucket(account: str, region: str) -> str:
+    """The file-asset bucket of an account and region bootstrapped with the CDK's default
+    qualifier, where the bundle is uploaded."""
+    return f"cdk-hnb659fds-assets-{account}-{region}"
+
+
 STORAGE_FACTS = ("efs_id", "fsx_dns_name", "fsx_mount_name", "munge_secret_arn")
 
 

@@ -7,6 +7,7 @@ that used to exist, so a detector that matches nothing cannot pass silently.
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,6 +35,7 @@ _TAG_KEY_COPY = re.compile(
     r"""["'](?:aws:ResourceTag/)?gpucluster:(?:cluster|role|group|bootstrap-failure)["']"""
 )
 
+_BUNDLE_KEY_COPY = re.compile(r"hnb659fds|[\"'/]bundle\.tar\.gz[\"']|\{digest\}\.(?:tar\.)?gz")
 _BOOTSTRAP_LOG_COPY = re.compile(r"/var/log/gpucluster-bootstrap\.log")
 _AGENT_ENV_FILE_COPY = re.compile(r"/etc/gpucluster/agents\.env")
 
@@ -72,6 +74,16 @@ FORMATS = {
         PRODUCTION_DIRS,
         {"gpucluster/names.py"},
         ['{"aws:ResourceTag/gpucluster:cluster": cfg.name}', '**{"gpucluster:group": group.name}'],
+    ),
+    "bundle object key": (
+        _BUNDLE_KEY_COPY,
+        PRODUCTION_DIRS,
+        {"gpucluster/names.py"},
+        [
+            'url=f"s3://cdk-hnb659fds-assets-{account}-{cfg.region}/{digest}.gz"',
+            'url=f"s3://{PLACEHOLDER_BUCKET}/{digest}.tar.gz"',
+            '(staging / "bundle.tar.gz").write_bytes(archive)',
+        ],
     ),
     "bootstrap log": (
         _BOOTSTRAP_LOG_COPY,
@@ -156,3 +168,11 @@ def test_the_group_feature_and_partition_agree_across_slurm_conf_slurmd_and_the_
         assert f"\nPartitionName={partition} Nodes={slurm_conf.nodeset(group)} " in text
         command = maintenance.reservation_command(group.name, start, start + timedelta(hours=1))
         assert f"PartitionName={partition}" in command
+
+
+def test_the_bundle_key_is_the_key_the_cdk_writes(synthesized):
+    result = synthesized["default"]
+    (staged,) = result.outdir.glob(f"asset.*.{names.BUNDLE_FILE.split('.', 1)[1]}")
+    asset_hash = staged.name.split(".")[1]
+    (cluster,) = [t for name, t in result.templates.items() if name.endswith("-cluster")]
+    assert f"/{names.bundle_object_key(asset_hash)}" in json.dumps(cluster)
