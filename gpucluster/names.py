@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from gpucluster.agents import cluster_names
 from gpucluster.agents.cluster_names import AGENT_ENV_FILE as AGENT_ENV_FILE
+from gpucluster.agents.cluster_names import CLUSTER_SETTING as CLUSTER_SETTING
 from gpucluster.agents.cluster_names import COMPUTE_NODE_NAME_FORMAT as COMPUTE_NODE_NAME_FORMAT
+from gpucluster.agents.cluster_names import REGION_SETTING as REGION_SETTING
 from gpucluster.agents.cluster_names import compute_node_name as compute_node_name
 from gpucluster.agents.cluster_names import group_feature as group_feature
 from gpucluster.agents.cluster_names import group_partition as group_partition

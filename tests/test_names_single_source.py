@@ -36,6 +36,7 @@ _TAG_KEY_COPY = re.compile(
 )
 
 _BUNDLE_KEY_COPY = re.compile(r"hnb659fds|[\"'/]bundle\.tar\.gz[\"']|\{digest\}\.(?:tar\.)?gz")
+_AGENT_SETTING_COPY = re.compile(r"[\"'$]GPUCLUSTER_(?:CLUSTER|REGION)\b|^GPUCLUSTER_(?:CLUSTER|REGION)=")
 _BOOTSTRAP_LOG_COPY = re.compile(r"/var/log/gpucluster-bootstrap\.log")
 _AGENT_ENV_FILE_COPY = re.compile(r"/etc/gpucluster/agents\.env")
 
@@ -83,6 +84,16 @@ FORMATS = {
             'url=f"s3://cdk-hnb659fds-assets-{account}-{cfg.region}/{digest}.gz"',
             'url=f"s3://{PLACEHOLDER_BUCKET}/{digest}.tar.gz"',
             '(staging / "bundle.tar.gz").write_bytes(archive)',
+        ],
+    ),
+    "agents' setting keys": (
+        _AGENT_SETTING_COPY,
+        PRODUCTION_DIRS,
+        {"gpucluster/agents/cluster_names.py"},
+        [
+            "GPUCLUSTER_CLUSTER={{ cfg.name }}",
+            'self.require("GPUCLUSTER_REGION", "--region", self._args.region)',
+            'help="cluster name (default: $GPUCLUSTER_CLUSTER)"',
         ],
     ),
     "bootstrap log": (

@@ -44,6 +44,9 @@ def compute_node_name(group: str, instance_id: str) -> str:
 # The head node's agents read their settings (GPUCLUSTER_*) from this file, which the
 # bootstrap installs and their systemd units name in EnvironmentFile=.
 AGENT_ENV_FILE = "/etc/gpucluster/agents.env"
+# The keys in it that the bootstrap writes and the agents read.
+CLUSTER_SETTING = "GPUCLUSTER_CLUSTER"
+REGION_SETTING = "GPUCLUSTER_REGION"
 
 
 def parameter_prefix(cluster: str) -> str:
