@@ -187,3 +187,15 @@ def test_the_bundle_key_is_the_key_the_cdk_writes(synthesized):
     asset_hash = staged.name.split(".")[1]
     (cluster,) = [t for name, t in result.templates.items() if name.endswith("-cluster")]
     assert f"/{names.bundle_object_key(asset_hash)}" in json.dumps(cluster)
+
+
+def test_the_readme_names_what_the_code_defines():
+    readme = (REPO / "README.md").read_text()
+    documented = [
+        names.COMPUTE_NODE_NAME_FORMAT.format(group="<group>", instance_id="<instance id>"),
+        f"'{names.CLUSTER_TAG}'",
+        f"`{names.BOOTSTRAP_FAILURE_TAG}`",
+        f"`{cluster_names.parameter_prefix('<name>')}/",
+    ]
+    for name in documented:
+        assert name in readme, f"README does not name {name!r} as the code writes it"
