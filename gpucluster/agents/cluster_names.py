@@ -12,7 +12,8 @@ import re
 
 # A compute group's name: also its Slurm partition and node feature.
 GROUP_NAME = r"[a-z][a-z0-9]{0,19}"
-# EC2 instance ids are i- and 8 (older) or 17 hex digits.
+# EC2 instance ids are i- and 8 (before 2016) or 17 hex digits (EC2 User Guide, "Resource
+# IDs": https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/resource-ids.html).
 INSTANCE_ID = r"i-(?:[0-9a-f]{8}|[0-9a-f]{17})"
 
 
