@@ -14,6 +14,7 @@ from pathlib import Path
 import aws_cdk as cdk
 from constructs import Construct
 
+from gpucluster import names
 from gpucluster.config import ClusterConfig
 from gpucluster.userdata import BundleRef, archive_sha256, bundle_archive, render_bundle
 
@@ -46,8 +47,8 @@ class BootstrapBundle(Construct):
         # it is constructed, so the temporary copy can go right after.
         staging = Path(tempfile.mkdtemp(prefix="gpucluster-bundle-"))
         try:
-            (staging / "bundle.tar.gz").write_bytes(archive)
-            stage = cdk.AssetStaging(holder, "Stage", source_path=str(staging / "bundle.tar.gz"))
+            (staging / names.BUNDLE_FILE).write_bytes(archive)
+            stage = cdk.AssetStaging(holder, "Stage", source_path=str(staging / names.BUNDLE_FILE))
         finally:
             shutil.rmtree(staging)
         location = stack.synthesizer.add_file_asset(

@@ -41,21 +41,21 @@ class ClusterDns(Construct):
                 comment=f"gpucluster {cfg.name}: Slurm controller discovery"
             ),
         )
-        route53.CfnRecordSet(
-            self,
-            "Controller",
-            hosted_zone_id=self.zone.ref,
-            name=f"{names.controller_host(cfg)}.",
-            type="A",
-            ttl=TTL_SECONDS,
-            resource_records=[props.head_node_private_ip],
-        )
-        route53.CfnRecordSet(
-            self,
+        self._record("Controller", f"{names.controller_host(cfg)}.", "A", props.head_node_private_ip)
+        self._record(
             "ControllerSrv",
+            f"_slurmctld._tcp.{zone_name}.",
+            "SRV",
+            f"0 0 {SlurmSite().slurmctld_port} {names.controller_host(cfg)}.",
+        )
+
+    def _record(self, id: str, name: str, type: str, value: str) -> None:
+        route53.CfnRecordSet(
+            self,
+            id,
             hosted_zone_id=self.zone.ref,
-            name=f"_slurmctld._tcp.{zone_name}.",
-            type="SRV",
+            name=name,
+            type=type,
             ttl=TTL_SECONDS,
-            resource_records=[f"0 0 {SlurmSite().slurmctld_port} {names.controller_host(cfg)}."],
+            resource_records=[value],
         )

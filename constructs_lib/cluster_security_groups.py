@@ -38,35 +38,24 @@ class ClusterSecurityGroups(Construct):
                 ip_protocol="-1", cidr_ip="0.0.0.0/0", description="Package mirrors, AWS APIs, S3"
             )
         ]
-        self.nodes = ec2.CfnSecurityGroup(
-            self,
-            "Nodes",
-            group_description=f"gpucluster {name}: head, login and compute nodes",
-            vpc_id=props.vpc_id,
-            security_group_egress=all_out,
+
+        def group(
+            id: str, what: str, egress: list[ec2.CfnSecurityGroup.EgressProperty] | None
+        ) -> ec2.CfnSecurityGroup:
+            return ec2.CfnSecurityGroup(
+                self,
+                id,
+                group_description=f"gpucluster {name}: {what}",
+                vpc_id=props.vpc_id,
+                security_group_egress=egress,
+            )
+
+        self.nodes = group("Nodes", "head, login and compute nodes", all_out)
+        self._all_traffic(
+            "NodesFromNodes", self.nodes, self.nodes, "Slurm, srun, PMIx and MPI between cluster nodes"
         )
-        ec2.CfnSecurityGroupIngress(
-            self,
-            "NodesFromNodes",
-            group_id=self.nodes.attr_group_id,
-            source_security_group_id=self.nodes.attr_group_id,
-            ip_protocol="-1",
-            description="Slurm, srun, PMIx and MPI between cluster nodes",
-        )
-        self.efa = ec2.CfnSecurityGroup(
-            self,
-            "Efa",
-            group_description=f"gpucluster {name}: EFA, all traffic to and from itself",
-            vpc_id=props.vpc_id,
-        )
-        ec2.CfnSecurityGroupIngress(
-            self,
-            "EfaIn",
-            group_id=self.efa.attr_group_id,
-            source_security_group_id=self.efa.attr_group_id,
-            ip_protocol="-1",
-            description="EFA requires all inbound traffic from its own group",
-        )
+        self.efa = group("Efa", "EFA, all traffic to and from itself", None)
+        self._all_traffic("EfaIn", self.efa, self.efa, "EFA requires all inbound traffic from its own group")
         ec2.CfnSecurityGroupEgress(
             self,
             "EfaOut",
@@ -75,13 +64,7 @@ class ClusterSecurityGroups(Construct):
             ip_protocol="-1",
             description="EFA requires all outbound traffic to its own group",
         )
-        self.storage = ec2.CfnSecurityGroup(
-            self,
-            "Storage",
-            group_description=f"gpucluster {name}: FSx for Lustre and EFS",
-            vpc_id=props.vpc_id,
-            security_group_egress=all_out,
-        )
+        self.storage = group("Storage", "FSx for Lustre and EFS", all_out)
         # (logical id, source group, protocol, from port, to port, description); no ports for "-1".
         ingress: list[tuple[str, ec2.CfnSecurityGroup, str, int | None, int | None, str]] = [
             ("StorageNfs", self.nodes, "tcp", NFS_PORT, NFS_PORT, "NFS to EFS from nodes")
@@ -114,11 +97,19 @@ class ClusterSecurityGroups(Construct):
         if fsx is not None and fsx.efa:
             # EFA traffic is not tracked like TCP: the file servers open flows to
             # clients too, so the clients' group must admit them explicitly.
-            ec2.CfnSecurityGroupIngress(
-                self,
-                "NodesFromEfaLustre",
-                group_id=self.nodes.attr_group_id,
-                source_security_group_id=self.storage.attr_group_id,
-                ip_protocol="-1",
-                description="EFA-enabled Lustre servers to clients",
+            self._all_traffic(
+                "NodesFromEfaLustre", self.nodes, self.storage, "EFA-enabled Lustre servers to clients"
             )
+
+    def _all_traffic(
+        self, id: str, into: ec2.CfnSecurityGroup, source: ec2.CfnSecurityGroup, why: str
+    ) -> None:
+        """Admit every protocol and port into `into` from members of `source`."""
+        ec2.CfnSecurityGroupIngress(
+            self,
+            id,
+            group_id=into.attr_group_id,
+            source_security_group_id=source.attr_group_id,
+            ip_protocol="-1",
+            description=why,
+        )

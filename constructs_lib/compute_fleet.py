@@ -82,7 +82,7 @@ class ComputeFleet(Construct):
         if props.creates_placement_group:
             self.placement_group = ec2.CfnPlacementGroup(self, "PlacementGroup", strategy="cluster")
             placement_group_name = self.placement_group.ref
-        tags = node_tags(cfg, "compute", **{"gpucluster:group": group.name})
+        tags = node_tags(cfg, "compute", **{names.GROUP_TAG: group.name})
         self.launch_template = EfaLaunchTemplate(
             self,
             "LaunchTemplate",

@@ -8,6 +8,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
+from gpucluster import names
 from gpucluster.config import ClusterConfig, HeadNodeConfig, LoginNodesConfig
 
 
@@ -24,7 +25,7 @@ class ServiceNodeProps:
 
 
 def node_tags(cfg: ClusterConfig, role: str, **extra: str) -> dict[str, str]:
-    return {**cfg.tags, "gpucluster:cluster": cfg.name, "gpucluster:role": role, **extra}
+    return {**cfg.tags, names.CLUSTER_TAG: cfg.name, names.ROLE_TAG: role, **extra}
 
 
 def cfn_tags(tags: dict[str, str]) -> list[cdk.CfnTag]:

@@ -49,7 +49,7 @@ class NodeRoles(Construct):
         parameters_arn = stack.format_arn(
             service="ssm", resource="parameter", resource_name=prefix.lstrip("/") + "/*"
         )
-        cluster_tag = {"aws:ResourceTag/gpucluster:cluster": cfg.name}
+        cluster_tag = {f"aws:ResourceTag/{names.CLUSTER_TAG}": cfg.name}
         common = [
             iam.PolicyStatement(
                 sid="ReadMungeKey", actions=["secretsmanager:GetSecretValue"], resources=[secret_arn]
@@ -141,7 +141,7 @@ class NodeRoles(Construct):
                 "IAM5",
                 "Scoped wildcards: parameters under this cluster's prefix only; CreateTags, "
                 "Auto Scaling writes and lifecycle actions only on resources tagged "
-                "gpucluster:cluster with this cluster's name; Describe* calls accept no resource ARN",
+                f"{names.CLUSTER_TAG} with this cluster's name; Describe* calls accept no resource ARN",
                 findings=self._wildcard_findings(cfg, role),
             )
             self.roles[role] = node_role

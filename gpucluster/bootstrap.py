@@ -32,13 +32,13 @@ BUNDLE_SOURCES = TEMPLATE_ROOT / "userdata" / "bundle"
 # started by the systemd timers rendered from templates/systemd.
 AGENT_SOURCES = Path(__file__).resolve().parent / "agents"
 SYSTEMD_TEMPLATES = TEMPLATE_ROOT / "systemd"
-AGENT_ENV_FILE = "/etc/gpucluster/agents.env"
+AGENT_ENV_FILE = names.AGENT_ENV_FILE
 
-# A node that fails before joining tags itself with the reason.
-FAILURE_TAG = "gpucluster:bootstrap-failure"
+# Kept importable from here, where the bootstrap's tests name it.
+FAILURE_TAG = names.BOOTSTRAP_FAILURE_TAG
 
-# Meta-packages, not versioned kernel packages: holding those made the EFA installer
-# rebuild for every kernel (FACTS.md, "Deep Learning AMI").
+# Meta-packages, not versioned kernel packages: holding versioned ones made the EFA
+# installer rebuild its modules for every kernel.
 KERNEL_HOLD_PACKAGES = (
     "linux-aws",
     "linux-image-aws",
@@ -114,7 +114,14 @@ NODE_TOOLS = ("netcat-openbsd",)
 
 ENROOT_RELEASES = "https://github.com/NVIDIA/enroot/releases/download"
 ENROOT_DEPENDENCIES = (
-    "squashfs-tools", "parallel", "fuse-overlayfs", "squashfuse", "pigz", "zstd", "jq", "curl",
+    "squashfs-tools",
+    "parallel",
+    "fuse-overlayfs",
+    "squashfuse",
+    "pigz",
+    "zstd",
+    "jq",
+    "curl",
 )
 ENROOT_HOOKS = ("50-slurm-pmi.sh", "50-slurm-pytorch.sh")
 PYXIS_ARCHIVES = "https://github.com/NVIDIA/pyxis/archive/refs/tags"
@@ -251,8 +258,13 @@ def _enroot_conf(cfg: ClusterConfig, role: str, paths: EnrootPaths) -> str:
 
 
 def _cluster_conf(
-    cfg: ClusterConfig, site: SlurmSite, controller_files: list[str], node_slurm_files: list[str],
-    agent_files: list[str], agent_units: list[str], job_files: list[str],
+    cfg: ClusterConfig,
+    site: SlurmSite,
+    controller_files: list[str],
+    node_slurm_files: list[str],
+    agent_files: list[str],
+    agent_units: list[str],
+    job_files: list[str],
 ) -> str:
     fsx = cfg.storage.fsx_lustre
     return render(
@@ -264,7 +276,7 @@ def _cluster_conf(
         param_log_agent_config=names.log_agent_config_parameter(cfg),
         cw_agent_ctl=node_logs.AGENT_CTL,
         cw_agent=node_logs.CLOUDWATCH_AGENT,
-        storage_path=f"{names.parameter_prefix(cfg)}/storage",
+        storage_path=names.storage_parameter_path(cfg),
         param_efs_id=names.storage_parameter(cfg, "efs_id"),
         param_fsx_dns_name=names.storage_parameter(cfg, "fsx_dns_name"),
         param_fsx_mount_name=names.storage_parameter(cfg, "fsx_mount_name"),
@@ -278,7 +290,9 @@ def _cluster_conf(
         agent_files=agent_files,
         agent_units=agent_units,
         job_files=job_files,
+        compute_node_name=names.COMPUTE_NODE_NAME_FORMAT.format(group="${1}", instance_id="${2}"),
         lifecycle_hook=names.LAUNCH_LIFECYCLE_HOOK,
+        bootstrap_log=node_logs.BOOTSTRAP_LOG,
         failure_tag=FAILURE_TAG,
         waits=_WAITS,
         bundle_install_dir=BUNDLE_INSTALL_DIR,

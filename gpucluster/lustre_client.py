@@ -1,8 +1,8 @@
 """Where a node gets the Lustre client module when its kernel has none on the image.
 
 The Deep Learning AMI ships lustre-client-modules for the kernel it boots, but the kernel
-moves with each release and a module is built per exact kernel (FACTS.md, FSx for Lustre).
-The FSx guide, "Installing the Lustre client" (Ubuntu), names the repository and its key:
+moves with each release and a module is built per exact kernel. The FSx guide,
+"Installing the Lustre client" (Ubuntu), names the repository and its key:
 https://docs.aws.amazon.com/fsx/latest/LustreGuide/install-lustre-client.html
 """
 

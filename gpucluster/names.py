@@ -1,5 +1,8 @@
 """Names shared by the stacks, the renderer and the node scripts.
 
+Those the head node's agents use too are defined in gpucluster.agents.cluster_names
+(the agents import nothing else of gpucluster) and used from there or through here.
+
 Nodes find deploy-time facts (file system ids, the munge key's secret ARN) in SSM
 Parameter Store under one prefix, so the stateless Cluster stack never imports
 values from the stateful Storage stack.
@@ -7,7 +10,26 @@ values from the stateful Storage stack.
 
 from __future__ import annotations
 
+from gpucluster.agents import cluster_names
+from gpucluster.agents.cluster_names import AGENT_ENV_FILE as AGENT_ENV_FILE
+from gpucluster.agents.cluster_names import CLUSTER_SETTING as CLUSTER_SETTING
+from gpucluster.agents.cluster_names import COMPUTE_NODE_NAME_FORMAT as COMPUTE_NODE_NAME_FORMAT
+from gpucluster.agents.cluster_names import REGION_SETTING as REGION_SETTING
+from gpucluster.agents.cluster_names import compute_node_name as compute_node_name
+from gpucluster.agents.cluster_names import group_feature as group_feature
+from gpucluster.agents.cluster_names import group_partition as group_partition
 from gpucluster.config import ClusterConfig
+
+# Tag keys gpucluster sets on what it creates. Users may not set keys with this prefix.
+TAG_PREFIX = "gpucluster:"
+# Every resource: the cluster's name. The nodes' IAM policies match on it.
+CLUSTER_TAG = f"{TAG_PREFIX}cluster"
+# Every node: head, login or compute.
+ROLE_TAG = f"{TAG_PREFIX}role"
+# Compute nodes: their compute group.
+GROUP_TAG = f"{TAG_PREFIX}group"
+# A node that fails before joining tags itself with the reason.
+BOOTSTRAP_FAILURE_TAG = f"{TAG_PREFIX}bootstrap-failure"
 
 # Compute nodes complete this Auto Scaling launch hook once they joined Slurm.
 LAUNCH_LIFECYCLE_HOOK = "gpucluster-launch"
@@ -26,7 +48,7 @@ def stack_names(cfg: ClusterConfig) -> dict[str, str]:
 
 
 def parameter_prefix(cfg: ClusterConfig) -> str:
-    return f"/gpucluster/{cfg.name}"
+    return cluster_names.parameter_prefix(cfg.name)
 
 
 def private_zone(cfg: ClusterConfig) -> str:
@@ -39,7 +61,7 @@ def controller_host(cfg: ClusterConfig) -> str:
 
 # The munge secret's name ends with this many hex characters taken from the Storage
 # stack's id: the secret is retained on delete, so a fixed name would make the next
-# deploy of the stack fail with "already exists" (issue 10, item 9).
+# deploy of the stack fail with "already exists".
 MUNGE_SECRET_SUFFIX_LENGTH = 12
 
 
@@ -60,7 +82,7 @@ def log_agent_config_parameter(cfg: ClusterConfig) -> str:
 
 def compute_group_parameter(cfg: ClusterConfig, group: str) -> str:
     """JSON facts about one compute group (Auto Scaling group name, capacity) for the head node."""
-    return f"{parameter_prefix(cfg)}/compute/{group}"
+    return cluster_names.compute_group_parameter(cfg.name, group)
 
 
 def bundle_parameter(cfg: ClusterConfig) -> str:
@@ -71,14 +93,35 @@ def bundle_parameter(cfg: ClusterConfig) -> str:
     return f"{parameter_prefix(cfg)}/bootstrap/bundle"
 
 
+# The bootstrap bundle's file name when the CDK stages it as a file asset.
+BUNDLE_FILE = "bundle.tar.gz"
+
+
+def bundle_object_key(asset_hash: str) -> str:
+    """The bundle's S3 key: the CDK names a file asset by its asset hash (64 hex digits,
+    not the file's sha256) and keeps the file's last extension, so `<asset hash>.gz`."""
+    return asset_hash + "." + BUNDLE_FILE.rsplit(".", 1)[1]
+
+
+def cdk_assets_bucket(account: str, region: str) -> str:
+    """The file-asset bucket of an account and region bootstrapped with the CDK's default
+    qualifier, where the bundle is uploaded."""
+    return f"cdk-hnb659fds-assets-{account}-{region}"
+
+
 STORAGE_FACTS = ("efs_id", "fsx_dns_name", "fsx_mount_name", "munge_secret_arn")
+
+
+def storage_parameter_path(cfg: ClusterConfig) -> str:
+    """The Storage stack's parameters are under this path."""
+    return f"{parameter_prefix(cfg)}/storage"
 
 
 def storage_parameter(cfg: ClusterConfig, fact: str) -> str:
     """SSM parameter the Storage stack writes and nodes read at boot."""
     if fact not in STORAGE_FACTS:
         raise ValueError(f"unknown storage fact {fact!r}; expected one of {STORAGE_FACTS}")
-    return f"{parameter_prefix(cfg)}/storage/{fact}"
+    return f"{storage_parameter_path(cfg)}/{fact}"
 
 
 def role_name_prefix(cfg: ClusterConfig) -> str:

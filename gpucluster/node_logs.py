@@ -28,9 +28,9 @@ class AgentDownload:
 
 
 # Used only when the image lacks the agent. Pinned release from Amazon's bucket; the
-# sha256 is the one two independent pins of this exact URL agree on (see the report of
-# issue 10, item 8). The .deb is also signed by the key with fingerprint
-# 9376 16F3 450B 7D80 6CBD 9725 D581 6730 3B78 9C72 (CloudWatch agent docs).
+# sha256 is the one two independent pins of this exact URL agree on. The .deb is also
+# signed by the key with fingerprint 9376 16F3 450B 7D80 6CBD 9725 D581 6730 3B78 9C72
+# (CloudWatch agent guide, "Verifying the signature of the CloudWatch agent package").
 CLOUDWATCH_AGENT = AgentDownload(
     version="1.300072.0b1766",
     url="https://amazoncloudwatch-agent.s3.amazonaws.com/ubuntu/amd64/1.300072.0b1766/amazon-cloudwatch-agent.deb",

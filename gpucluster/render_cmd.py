@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpucluster import names
 from gpucluster.config import ClusterConfig
 from gpucluster.userdata import (
     BundleRef,
@@ -24,7 +25,7 @@ PLACEHOLDER_BUCKET = "<cdk-assets-bucket>"
 
 def placeholder_bundle_ref(bundle: dict[str, str]) -> BundleRef:
     digest = archive_sha256(bundle_archive(bundle))
-    return BundleRef(url=f"s3://{PLACEHOLDER_BUCKET}/{digest}.tar.gz", sha256=digest)
+    return BundleRef(url=f"s3://{PLACEHOLDER_BUCKET}/{names.bundle_object_key(digest)}", sha256=digest)
 
 
 def user_data_by_target(cfg: ClusterConfig, ref: BundleRef) -> dict[str, str]:

@@ -37,7 +37,6 @@ MAX_NODE_COUNT_FACTOR = 2
 TEMPLATE_DIR = "slurm"
 
 _HOSTNAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
-_INSTANCE_ID = re.compile(r"^i-[0-9a-f]{8,17}$")
 
 
 @dataclass(frozen=True)
@@ -169,10 +168,8 @@ def plugstack_dir(site: SlurmSite) -> str:
 
 
 def node_name(group: str, instance_id: str) -> str:
-    """The Slurm node name of an instance: `<group>-<instance id>`, stable for its lifetime."""
-    if not _INSTANCE_ID.match(instance_id):
-        raise ValueError(f"'{instance_id}' is not an EC2 instance id (i- and 8 or 17 hex digits)")
-    return f"{group}-{instance_id}"
+    """The Slurm node name of an instance (names.compute_node_name), stable for its lifetime."""
+    return names.compute_node_name(group, instance_id)
 
 
 def gres(group: ComputeGroupConfig) -> str:
@@ -192,7 +189,8 @@ def slurmd_conf_line(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
     if group not in cfg.compute_groups:
         raise ValueError(f"compute group {group.name} is not part of cluster {cfg.name}")
     instance = group.instance
-    return f"Gres={gres(group)} Feature={group.name},{instance.name} RealMemory={real_memory_mib(group)}"
+    features = f"{names.group_feature(group.name)},{instance.name}"
+    return f"Gres={gres(group)} Feature={features} RealMemory={real_memory_mib(group)}"
 
 
 # Slurm 22.05 and 23.02 could not fan controller pings and launches out through slurmd
@@ -257,7 +255,7 @@ def render_slurm_files(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> Slu
         "controller_hostname": controller_hostname(cfg, site),
         "controller_addr": controller_addr(cfg, site),
         "max_node_count": max_node_count(cfg),
-        "groups": [(group, nodeset(group)) for group in cfg.compute_groups],
+        "nodesets": [(nodeset(group), names.group_feature(group.name)) for group in cfg.compute_groups],
         "partitions": partitions(cfg),
         "gres_lines": _gres_lines(cfg, site),
         "plugstack_dir": plugstack_dir(site),

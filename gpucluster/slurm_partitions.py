@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from gpucluster import names
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.slurm_time import format_minutes
 
@@ -66,7 +67,7 @@ def partitions(cfg: ClusterConfig) -> list[Partition]:
         cpus, mem = _per_gpu(group)
         parts.append(
             Partition(
-                group.name,
+                names.group_partition(group.name),
                 (nodeset(group),),
                 False,
                 cpus,

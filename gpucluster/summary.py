@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from gpucluster import names
 from gpucluster.config import ClusterConfig
 from gpucluster.efa import efa_count
 from gpucluster.synth import SynthResult
@@ -22,10 +23,12 @@ TEMPLATE_BYTES_LIMIT = 1_000_000
 
 
 def user_data_sizes(cfg: ClusterConfig) -> dict[str, int]:
-    """Bytes of each role's user-data, with the bundle URL as it resolves at deploy time."""
+    """Bytes of each role's user-data, with a bundle URL as long as it resolves at deploy
+    time (the archive's sha256 stands in for the CDK's asset hash: both are 64 hex digits)."""
     digest = archive_sha256(bundle_archive(render_bundle(cfg)))
     account = cfg.account or "123456789012"
-    bundle = BundleRef(url=f"s3://cdk-hnb659fds-assets-{account}-{cfg.region}/{digest}.gz", sha256=digest)
+    bucket = names.cdk_assets_bucket(account, cfg.region)
+    bundle = BundleRef(url=f"s3://{bucket}/{names.bundle_object_key(digest)}", sha256=digest)
     sizes = {
         "head": len(render_user_data(cfg, "head", None).encode()),
         "login": len(render_user_data(cfg, "login", bundle).encode()),

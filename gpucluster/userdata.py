@@ -15,7 +15,7 @@ import tarfile
 from dataclasses import dataclass
 from typing import Literal
 
-from gpucluster import boot_budget, names
+from gpucluster import boot_budget, names, node_logs
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.rendering import render
 
@@ -91,6 +91,7 @@ def render_user_data(
         group=group,
         bundle=bundle,
         bundle_dir=BUNDLE_INSTALL_DIR,
+        bootstrap_log=node_logs.BOOTSTRAP_LOG,
         bundle_parameter=names.bundle_parameter(cfg),
         applied_bundle=APPLIED_BUNDLE_FILE,
         # Its retries are part of the boot budget; rendered, since it sources no config.

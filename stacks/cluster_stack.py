@@ -6,7 +6,7 @@ exports, so replacing or deleting this stack never pins or touches the data.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import aws_cdk as cdk
 from aws_cdk import aws_ssm as ssm
@@ -23,7 +23,7 @@ from constructs_lib.node_logs import NodeLogs, NodeLogsProps
 from constructs_lib.node_roles import NodeRoles, NodeRolesProps
 from gpucluster import names
 from gpucluster.config import ClusterConfig
-from gpucluster.userdata import render_user_data
+from gpucluster.userdata import BundleRef, render_user_data
 
 
 class ClusterStack(cdk.Stack):
@@ -63,18 +63,18 @@ class ClusterStack(cdk.Stack):
             value=bundle.ref.pointer,
             description="sha256 and S3 URL of the current bootstrap bundle; the head node polls it",
         )
-        head = HeadNode(
-            self,
-            names.HEAD_NODE_ID,
-            ServiceNodeProps(
+
+        def service_node(role: Literal["head", "login"], bundle_ref: BundleRef | None) -> ServiceNodeProps:
+            return ServiceNodeProps(
                 cfg=cfg,
                 image_id=image_id,
                 subnet_id=subnet_id,
-                instance_profile_arn=roles.instance_profiles["head"].attr_arn,
+                instance_profile_arn=roles.instance_profiles[role].attr_arn,
                 security_group_ids=[nodes_security_group_id],
-                user_data=render_user_data(cfg, "head", None),
-            ),
-        )
+                user_data=render_user_data(cfg, role, bundle_ref),
+            )
+
+        head = HeadNode(self, names.HEAD_NODE_ID, service_node("head", None))
         head.instance.node.add_dependency(bundle_pointer)
         ClusterDns(
             self,
@@ -82,18 +82,7 @@ class ClusterStack(cdk.Stack):
             ClusterDnsProps(cfg=cfg, vpc_id=vpc_id, head_node_private_ip=head.instance.attr_private_ip),
         )
         if cfg.login_nodes.count > 0:
-            LoginNodes(
-                self,
-                "LoginNodes",
-                ServiceNodeProps(
-                    cfg=cfg,
-                    image_id=image_id,
-                    subnet_id=subnet_id,
-                    instance_profile_arn=roles.instance_profiles["login"].attr_arn,
-                    security_group_ids=[nodes_security_group_id],
-                    user_data=render_user_data(cfg, "login", bundle.ref),
-                ),
-            )
+            LoginNodes(self, "LoginNodes", service_node("login", bundle.ref))
         for group in cfg.compute_groups:
             ComputeFleet(
                 self,

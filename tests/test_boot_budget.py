@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 # A command or option that waits or bounds a wait, and the argument that says how long.
 # (nc's -w is its connect timeout; test(1)'s -w is not a wait.)
 WAIT_ARGUMENT = re.compile(
-    r"(?:^|[\s;(|&])(sleep|retry|timeout|--wait|--retry|--max-time|--connect-timeout|nc\s.*?-w)"
+    r"(?:^|[\s;(|&])(sleep|retry|poll_until|timeout|--wait|--retry|--max-time|--connect-timeout|nc\s.*?-w)"
     r"\s+(\"[^\"]*\"|\$\(\([^)]*\)\)|\S+)"
     r"|(Lock::Timeout)=(\"[^\"]*\"|\S+)"
 )
@@ -32,10 +32,22 @@ LOOP_LIMIT = re.compile(r"\(\(\s*waited\s*(?:>=|<)\s*([A-Za-z_][A-Za-z0-9_]*)\s*
 LOOP_START = re.compile(r"^\s*(while|until|for)\b")
 
 
+# lib/common.sh's helpers that wait by a budget name their callers pass (retry NAME,
+# poll_until NAME_TIMEOUT): the callers' names are checked, the helpers' bodies are not.
+BUDGET_HELPERS = re.compile(r"^(poll_until)\(\) \{$")
+
+
 def code_lines(text: str) -> list[str]:
-    """Shell lines without comments (a '#' that starts a word starts a comment)."""
+    """Shell lines without comments (a '#' that starts a word starts a comment), with the
+    bodies of BUDGET_HELPERS blanked."""
     lines = []
+    in_helper = False
     for line in text.splitlines():
+        in_helper = in_helper or bool(BUDGET_HELPERS.match(line))
+        if in_helper:
+            lines.append("")
+            in_helper = line != "}"
+            continue
         lines.append(re.sub(r"(^|\s)#.*$", "", line) if not line.startswith("#!") else "")
     return lines
 
@@ -63,6 +75,12 @@ def wait_problems(scripts: dict[str, str], budget: set[str] | None = None) -> li
                 argument = match.group(2) or match.group(4)
                 if match.group(1) == "retry" and not re.fullmatch(r"[A-Z][A-Z_]*", argument):
                     problems.append(f"{path}:{number}: retry takes a budget name {line.strip()!r}")
+                    continue
+                if match.group(1) == "poll_until" and not (
+                    argument.endswith("_TIMEOUT")
+                    and {argument, argument[: -len("_TIMEOUT")] + "_POLL"} <= budget
+                ):
+                    problems.append(f"{path}:{number}: poll_until takes a budget wait name {line.strip()!r}")
                     continue
                 used = names_in(argument) - {"attempt", "waited", "beat"}
                 if re.search(r"(?<![A-Za-z_])\d", argument):
@@ -124,6 +142,8 @@ def test_a_new_literal_wait_fails_the_scan() -> None:
         "lib/new2.sh": 'fetch() { retry 4 curl -o x "$1"; }\n',
         "lib/new3.sh": 'fetch() { timeout "${SOME_SECONDS}" aws s3 cp a b; }\n',
         "lib/new4.sh": 'fetch() { retry "${PACKAGE_RETRIES}" curl -o x "$1"; }\n',
+        "lib/new5.sh": 'wait_for_thing() { poll_until 30 "" thing || die "no thing"; }\n',
+        "lib/new6.sh": 'wait_for_thing() { poll_until PACKAGE_RETRIES "" thing || die "no thing"; }\n',
     }
     problems = wait_problems({**scripts, **added})
     assert [p.split(":")[0] for p in problems] == [
@@ -131,6 +151,8 @@ def test_a_new_literal_wait_fails_the_scan() -> None:
         "lib/new2.sh",
         "lib/new3.sh",
         "lib/new4.sh",
+        "lib/new5.sh",
+        "lib/new6.sh",
     ]
     assert unbounded_polls({**scripts, **added}) == ["lib/new.sh:3: polling loop without a budget limit"]
 

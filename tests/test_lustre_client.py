@@ -1,4 +1,4 @@
-"""The Lustre client for the kernel the node boots (issue 10, item 6), against the stubs of
+"""The Lustre client for the kernel the node boots, against the stubs of
 tests/shell_harness.py: the module installed from the FSx repository only when the image lacks
 it, the repository key trusted only with the pinned fingerprint, and loud failures that name
 the kernel or the missing EFA LNet module."""

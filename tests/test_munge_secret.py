@@ -1,4 +1,4 @@
-"""The munge secret survives a stack delete (retained) without blocking a re-create (issue 10, item 9)."""
+"""The munge secret survives a stack delete (retained) without blocking a re-create."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Node logs reach CloudWatch, and the log group never blocks a re-create (issue 10, item 8)."""
+"""Node logs reach CloudWatch, and the log group never blocks a re-create."""
 
 from __future__ import annotations
 

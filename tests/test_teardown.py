@@ -1,4 +1,4 @@
-"""Create, update, delete and re-create the three stacks in moto's CloudFormation (issue 10, item 12).
+"""Create, update, delete and re-create the three stacks in moto's CloudFormation.
 
 moto models the network, the SSM facts, IAM, log groups and, through tests/moto_models.py,
 the FSx file system, the munge secret and an instance launched from a launch template. It
@@ -152,7 +152,7 @@ def test_create_update_delete_recreate(cfg, templates) -> None:
 
 
 def with_fixed_names(template: dict) -> dict:
-    """The templates as they were before issue 10: fixed secret and log group names."""
+    """The templates as they were when the munge secret and the log group had fixed names."""
     fixed = json.loads(json.dumps(template))
     for logical_id, resource in fixed["Resources"].items():
         if logical_id == "MungeKeySecret":

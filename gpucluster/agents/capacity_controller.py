@@ -1,6 +1,6 @@
 """Capacity Block controller: run every minute on the head node by a systemd timer.
 
-For every compute group of the cluster (SSM `/gpucluster/<cluster>/compute/<group>`):
+For every compute group of the cluster (its SSM parameter, cluster_names.compute_group_parameter):
 
 - capacity-block groups: read the block's state and dates from EC2 (never from the
   config: blocks get extended), set the Auto Scaling group's desired capacity to
@@ -39,11 +39,13 @@ from botocore.exceptions import BotoCoreError, ClientError
 # mypy checks the package layout; the bundle's flat layout imports the same modules.
 if TYPE_CHECKING or __package__:
     from . import runtime
+    from .cluster_names import compute_groups_path
     from .compute_groups import ComputeGroup, load_groups
     from .maintenance import MaintenanceWindow, ensure_maintenance
     from .scontrol import Runner, ScontrolError, run_command
 else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
     import runtime
+    from cluster_names import compute_groups_path
     from compute_groups import ComputeGroup, load_groups
     from maintenance import MaintenanceWindow, ensure_maintenance
     from scontrol import Runner, ScontrolError, run_command
@@ -119,12 +121,18 @@ class ControllerError(RuntimeError):
     pass
 
 
+def _the_one(items: list[dict[str, Any]], error: str) -> dict[str, Any]:
+    """The single item a describe call by one id returns; anything else is `error`."""
+    if len(items) != 1:
+        raise ControllerError(error)
+    return items[0]
+
+
 def read_block(ec2: Any, reservation_id: str) -> BlockStatus:
     response = ec2.describe_capacity_reservations(CapacityReservationIds=[reservation_id])
     reservations = response.get("CapacityReservations", [])
-    if len(reservations) != 1:
-        raise ControllerError(f"EC2 returned {len(reservations)} reservations for {reservation_id}")
-    reservation = reservations[0]
+    found = f"EC2 returned {len(reservations)} reservations for {reservation_id}"
+    reservation = _the_one(reservations, found)
     if "StartDate" not in reservation or "EndDate" not in reservation:
         raise ControllerError(
             f"{reservation_id} has no StartDate/EndDate; is it a Capacity Block? "
@@ -143,10 +151,7 @@ class GroupSize:
 
 def read_group_size(autoscaling: Any, asg_name: str) -> GroupSize:
     response = autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[asg_name])
-    groups = response.get("AutoScalingGroups", [])
-    if len(groups) != 1:
-        raise ControllerError(f"Auto Scaling group {asg_name} not found")
-    group = groups[0]
+    group = _the_one(response.get("AutoScalingGroups", []), f"Auto Scaling group {asg_name} not found")
     return GroupSize(group["MinSize"], group["MaxSize"], group["DesiredCapacity"])
 
 
@@ -286,8 +291,8 @@ def run_once(cluster: str, clients: Clients, run: Runner, now: datetime, grace: 
         LOG.error("%s", problem)
     if not documents.groups and not documents.problems:
         LOG.error(
-            "no compute group parameters under /gpucluster/%s/compute; is the cluster name right?",
-            cluster,
+            "no compute group parameters under %s; is the cluster name right?",
+            compute_groups_path(cluster),
         )
         return 1
     ok = not documents.problems

@@ -1,6 +1,6 @@
 """The compute groups of a cluster, as the Cluster stack publishes them in SSM.
 
-Each group has one parameter `/gpucluster/<cluster>/compute/<group>` holding JSON:
+Each group has one parameter (cluster_names.compute_group_parameter) holding JSON:
 
     {"group": "gpu", "asg_name": "...", "count": 2,
      "capacity_type": "capacity-block" | "on-demand" | "odcr",
@@ -16,10 +16,18 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+# mypy checks the package layout; the bundle's flat layout imports the same modules.
+if TYPE_CHECKING or __package__:
+    from .cluster_names import GROUP_NAME
+    from .cluster_names import compute_groups_path as groups_path
+else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
+    from cluster_names import GROUP_NAME
+    from cluster_names import compute_groups_path as groups_path
 
 CAPACITY_TYPES = ("capacity-block", "on-demand", "odcr")
-_GROUP_NAME = re.compile(r"^[a-z][a-z0-9]{0,19}$")
+_GROUP_NAME = re.compile(f"^{GROUP_NAME}$")
 _RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
 
 
@@ -39,10 +47,6 @@ class ComputeGroup:
     @property
     def is_capacity_block(self) -> bool:
         return self.capacity_type == "capacity-block"
-
-
-def groups_path(cluster: str) -> str:
-    return f"/gpucluster/{cluster}/compute"
 
 
 def _field(doc: dict[str, Any], key: str, kind: type, where: str) -> Any:

@@ -36,8 +36,10 @@ from typing import TYPE_CHECKING
 
 # mypy checks the package layout; the bundle's flat layout imports the same modules.
 if TYPE_CHECKING or __package__:
+    from .cluster_names import group_feature, group_partition
     from .scontrol import Runner, ScontrolError, checked, parse_records, parse_slurm_time, slurm_time
 else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
+    from cluster_names import group_feature, group_partition
     from scontrol import Runner, ScontrolError, checked, parse_records, parse_slurm_time, slurm_time
 
 RESERVATION_FLAGS = "MAINT,IGNORE_JOBS,PART_NODES"
@@ -80,7 +82,13 @@ def anchor_node_name(group: str) -> str:
 
 def anchor_command(group: str) -> list[str]:
     """The placeholder node that lets the reservation exist before real nodes register."""
-    return ["scontrol", "create", f"NodeName={anchor_node_name(group)}", f"Feature={group}", "State=FUTURE"]
+    return [
+        "scontrol",
+        "create",
+        f"NodeName={anchor_node_name(group)}",
+        f"Feature={group_feature(group)}",
+        "State=FUTURE",
+    ]
 
 
 def reservation_command(group: str, start: datetime, end: datetime) -> list[str]:
@@ -89,7 +97,7 @@ def reservation_command(group: str, start: datetime, end: datetime) -> list[str]
         "create",
         "reservation",
         f"ReservationName={reservation_name(group)}",
-        f"PartitionName={group}",
+        f"PartitionName={group_partition(group)}",
         "Nodes=ALL",
         f"Flags={RESERVATION_FLAGS}",
         "Users=root",

@@ -1,9 +1,10 @@
 """Stale dynamic node cleanup: run every 5 minutes on the head node by a systemd timer.
 
-Compute nodes register as dynamic Slurm nodes named `<group>-<instance id>` (for
-example `gpu-i-0123456789abcdef0`). When Auto Scaling replaces an instance or a
-Capacity Block ends, the old node record stays DOWN forever and counts against
-MaxNodeCount. A node is deleted (`scontrol delete nodename=...`) only when both hold:
+Compute nodes register as dynamic Slurm nodes named after their group and instance
+(cluster_names.COMPUTE_NODE_NAME_FORMAT, for example `gpu-i-0123456789abcdef0`).
+When Auto Scaling replaces an instance or a Capacity Block ends, the old node record
+stays DOWN forever and counts against MaxNodeCount. A node is deleted
+(`scontrol delete nodename=...`) only when both hold:
 
 - Slurm sees it as DOWN, NOT_RESPONDING or FUTURE (slurmctld itself lets an idle,
   responding node be deleted, so this check is the agent's, not Slurm's);
@@ -20,7 +21,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -31,14 +31,15 @@ from botocore.exceptions import BotoCoreError, ClientError
 # mypy checks the package layout; the bundle's flat layout imports the same modules.
 if TYPE_CHECKING or __package__:
     from . import runtime
+    from .cluster_names import COMPUTE_NODE_NAME
     from .scontrol import Runner, ScontrolError, checked, parse_records, run_command
 else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
     import runtime
+    from cluster_names import COMPUTE_NODE_NAME
     from scontrol import Runner, ScontrolError, checked, parse_records, run_command
 
 LOG = logging.getLogger("node-cleanup")
 
-NODE_NAME = re.compile(r"^(?P<group>[a-z][a-z0-9]{0,19})-(?P<instance_id>i-[0-9a-f]{8,17})$")
 STALE_STATES = frozenset({"DOWN", "NOT_RESPONDING", "FUTURE"})
 GONE_INSTANCE_STATES = frozenset({"shutting-down", "terminated"})
 # DescribeInstances takes at most 200 values per filter.
@@ -62,7 +63,7 @@ def parse_nodes(text: str) -> list[SlurmNode]:
     nodes = []
     for record in parse_records(text):
         name = record.get("NodeName", "")
-        match = NODE_NAME.match(name)
+        match = COMPUTE_NODE_NAME.match(name)
         if not match:
             continue
         # e.g. State=DOWN+DYNAMIC_NORM+NOT_RESPONDING

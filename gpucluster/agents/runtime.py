@@ -2,7 +2,7 @@
 
 Settings come from, in order of precedence: command-line options, the file named by
 --env-file, then the process environment (systemd's EnvironmentFile= puts the head
-node's /etc/gpucluster/agents.env there). Keys:
+node's settings file, cluster_names.AGENT_ENV_FILE, there). Keys:
 
     GPUCLUSTER_CLUSTER=<cluster name>
     GPUCLUSTER_REGION=<region>
@@ -17,12 +17,18 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import boto3
 from botocore.config import Config
 
-ENV_FILE = "/etc/gpucluster/agents.env"
+# mypy checks the package layout; the bundle's flat layout imports the same modules.
+if TYPE_CHECKING or __package__:
+    from .cluster_names import AGENT_ENV_FILE as ENV_FILE
+    from .cluster_names import CLUSTER_SETTING, REGION_SETTING
+else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
+    from cluster_names import AGENT_ENV_FILE as ENV_FILE
+    from cluster_names import CLUSTER_SETTING, REGION_SETTING
 _CLUSTER = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
 
@@ -58,8 +64,8 @@ def read_env_file(path: Path) -> dict[str, str]:
 
 def add_common_arguments(parser: argparse.ArgumentParser, cluster: bool = True) -> None:
     if cluster:
-        parser.add_argument("--cluster", help="cluster name (default: $GPUCLUSTER_CLUSTER)")
-    parser.add_argument("--region", help="AWS region (default: $GPUCLUSTER_REGION)")
+        parser.add_argument("--cluster", help=f"cluster name (default: ${CLUSTER_SETTING})")
+    parser.add_argument("--region", help=f"AWS region (default: ${REGION_SETTING})")
     parser.add_argument(
         "--env-file",
         type=Path,
@@ -88,15 +94,15 @@ class Settings:
         return value
 
     def cluster(self) -> str:
-        value = self.require("GPUCLUSTER_CLUSTER", "--cluster", getattr(self._args, "cluster", None))
+        value = self.require(CLUSTER_SETTING, "--cluster", getattr(self._args, "cluster", None))
         if not _CLUSTER.match(value):
-            raise SettingError(f"GPUCLUSTER_CLUSTER '{value}' is not a gpucluster cluster name")
+            raise SettingError(f"{CLUSTER_SETTING} '{value}' is not a gpucluster cluster name")
         return value
 
     def region(self) -> str:
-        value = self.require("GPUCLUSTER_REGION", "--region", self._args.region)
+        value = self.require(REGION_SETTING, "--region", self._args.region)
         if not _REGION.match(value):
-            raise SettingError(f"GPUCLUSTER_REGION '{value}' is not an AWS region name like us-east-2")
+            raise SettingError(f"{REGION_SETTING} '{value}' is not an AWS region name like us-east-2")
         return value
 
 

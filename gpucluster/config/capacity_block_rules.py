@@ -1,6 +1,6 @@
 """Capacity Block dates EC2 can actually sell, and whether a block is still usable.
 
-Facts (FACTS.md "Capacity Blocks"; EC2 user guide, "Find and purchase Capacity Blocks",
+Facts (EC2 user guide, "Find and purchase Capacity Blocks",
 https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-purchase.html):
 - durations are bought in 1-day steps up to 14 days, then 7-day steps up to 182 days;
 - every block ends at 11:30 UTC, so an offering's real length is "slightly less or

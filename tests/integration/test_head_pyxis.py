@@ -3,8 +3,8 @@ Pyxis `required`, the real plugin built from source against this host's Slurm.
 
 The head node runs Slurm client commands (users and the agents), and its
 plugstack.conf marks spank_pyxis.so required; a client that cannot load a required
-plugin refuses to submit. So the head builds Pyxis like login and compute nodes do
-(issue 10, item 3). Here the client reads a copy of the cluster's configuration that
+plugin refuses to submit. So the head builds Pyxis like login and compute nodes do.
+Here the client reads a copy of the cluster's configuration that
 differs only in its plugstack (SlurmSite.pyxis_*) and submits to the real slurmctld."""
 
 from __future__ import annotations

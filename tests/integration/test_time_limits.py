@@ -4,7 +4,7 @@ and starts, one whose limit reaches into the reservation waits for it, and one o
 the partition's MaxTime waits with PartitionTimeLimit.
 
 Before DefaultTime existed, a job without --time had an INFINITE limit, overlapped
-the reservation and never started (issue 10, item 1)."""
+the reservation and never started."""
 
 from __future__ import annotations
 

@@ -2,20 +2,14 @@
 # gpucluster node bootstrap: bootstrap.sh --role head|login|compute [--group NAME]
 #
 # Every step is a function in lib/*.sh that checks before it acts, so running this
-# script again on a configured node changes nothing. Absolute paths go through
-# ${GPUCLUSTER_ROOT} (empty on a node) so the tests can run it inside a scratch root.
+# script again on a configured node changes nothing. Absolute paths go through ${R}
+# (lib/entry.sh) so the tests can run it inside a scratch root.
 set -Eeuo pipefail
 
 BUNDLE_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly BUNDLE_DIR
-readonly R="${GPUCLUSTER_ROOT:-}"
-
-# shellcheck source=../conf/cluster.sh
-source "${BUNDLE_DIR}/conf/cluster.sh"
-# shellcheck source=../lib/common.sh
-source "${BUNDLE_DIR}/lib/common.sh"
-# shellcheck source=../lib/failure.sh
-source "${BUNDLE_DIR}/lib/failure.sh"
+# shellcheck source=../lib/entry.sh
+source "${BUNDLE_DIR}/lib/entry.sh"
 # shellcheck source=../lib/heartbeat.sh
 source "${BUNDLE_DIR}/lib/heartbeat.sh"
 # shellcheck source=../lib/system.sh

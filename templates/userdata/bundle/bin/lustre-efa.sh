@@ -6,15 +6,10 @@ set -Eeuo pipefail
 
 BUNDLE_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly BUNDLE_DIR
-readonly R="${GPUCLUSTER_ROOT:-}"
+# shellcheck source=../lib/entry.sh
+source "${BUNDLE_DIR}/lib/entry.sh"
 readonly ROLE=compute
 
-# shellcheck source=../conf/cluster.sh
-source "${BUNDLE_DIR}/conf/cluster.sh"
-# shellcheck source=../lib/common.sh
-source "${BUNDLE_DIR}/lib/common.sh"
-# shellcheck source=../lib/failure.sh
-source "${BUNDLE_DIR}/lib/failure.sh"
 # shellcheck source=../lib/system.sh
 source "${BUNDLE_DIR}/lib/system.sh"
 # shellcheck source=../lib/packages.sh

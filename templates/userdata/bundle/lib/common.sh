@@ -68,6 +68,26 @@ retry() {
   return 1
 }
 
+# poll_until NAME_TIMEOUT WAITING cmd...: runs cmd every NAME_POLL seconds until it
+# succeeds, for at most NAME_TIMEOUT seconds; both are boot budget values in
+# conf/cluster.sh (gpucluster.boot_budget). WAITING, unless empty, is logged before each
+# sleep. Returns 1 when the time ran out, so the caller dies saying what to do.
+poll_until() {
+  [[ "$1" =~ ^[A-Z][A-Z_]*_TIMEOUT$ ]] ||
+    die "poll_until: '$1' is not the name of a wait in conf/cluster.sh (gpucluster.boot_budget); the bundle is inconsistent, redeploy"
+  local limit="${!1}" poll_name="${1%_TIMEOUT}_POLL" waiting="$2" waited=0
+  local poll="${!poll_name}"
+  shift 2
+  until "$@"; do
+    if ((waited >= limit)); then
+      return 1
+    fi
+    [[ -z "${waiting}" ]] || log "${waiting}"
+    sleep "${poll}"
+    waited=$((waited + poll))
+  done
+}
+
 imds_token() {
   curl -fsS -X PUT "http://169.254.169.254/latest/api/token" \
     -H "X-aws-ec2-metadata-token-ttl-seconds: 300"

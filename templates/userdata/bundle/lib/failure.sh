@@ -50,7 +50,7 @@ arm_failure_trap() {
 
 report_failure() {
   local reason="$1" banner
-  banner="gpucluster: ${ROLE} bootstrap FAILED: ${reason}. Full log: /var/log/gpucluster-bootstrap.log"
+  banner="gpucluster: ${ROLE} bootstrap FAILED: ${reason}. Full log: ${BOOTSTRAP_LOG}"
   log "${banner}"
   if [[ -w "${R}/dev/console" ]]; then
     echo "${banner}" >"${R}/dev/console" || true

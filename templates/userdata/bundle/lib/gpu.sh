@@ -19,13 +19,7 @@ start_fabric_manager() {
     systemctl start "${FABRIC_MANAGER_UNIT}" ||
       die "${FABRIC_MANAGER_UNIT} did not start; see 'journalctl -u ${FABRIC_MANAGER_UNIT}' and /var/log/fabricmanager.log (its version must match the driver's), then rerun $0"
   fi
-  local waited=0
-  until service_active "${FABRIC_MANAGER_UNIT}"; do
-    if ((waited >= FABRIC_MANAGER_TIMEOUT)); then
-      die "${FABRIC_MANAGER_UNIT} is not active after ${FABRIC_MANAGER_TIMEOUT} s; without it CUDA cannot use this NVSwitch node's GPUs. See 'journalctl -u ${FABRIC_MANAGER_UNIT}' and /var/log/fabricmanager.log (its version must match the driver's), then rerun $0"
-    fi
-    sleep "${FABRIC_MANAGER_POLL}"
-    waited=$((waited + FABRIC_MANAGER_POLL))
-  done
+  poll_until FABRIC_MANAGER_TIMEOUT "" service_active "${FABRIC_MANAGER_UNIT}" ||
+    die "${FABRIC_MANAGER_UNIT} is not active after ${FABRIC_MANAGER_TIMEOUT} s; without it CUDA cannot use this NVSwitch node's GPUs. See 'journalctl -u ${FABRIC_MANAGER_UNIT}' and /var/log/fabricmanager.log (its version must match the driver's), then rerun $0"
   log "${FABRIC_MANAGER_UNIT} is active"
 }

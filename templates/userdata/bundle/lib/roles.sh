@@ -32,22 +32,19 @@ configure_compute_enroot() { configure_enroot "${COMPUTE_ENROOT_DIRECTORIES[@]}"
 
 name_head_node() { set_hostname "${CONTROLLER_HOSTNAME}"; }
 
-# The Slurm node name is <group>-<instance id>: unique, and stable for the instance's life.
+# The Slurm node name (compute_node_name, from conf/cluster.sh) is unique, and stable for
+# the instance's life.
 name_compute_node() {
-  NODE_NAME="${GROUP}-$(instance_id)"
+  local iid
+  iid="$(instance_id)"
+  NODE_NAME="$(compute_node_name "${GROUP}" "${iid}")"
   set_hostname "${NODE_NAME}"
 }
 
 # The DLAMI formats and mounts local NVMe at boot, in parallel with user-data.
 wait_for_nvme() {
-  local waited=0
-  until mountpoint -q "${R}${NVME_MOUNT}"; do
-    if ((waited >= NVME_TIMEOUT)); then
-      die "${NVME_MOUNT} is not mounted after ${NVME_TIMEOUT} s; Enroot needs local NVMe. See 'journalctl -u dlami-nvme' and 'lsblk'"
-    fi
-    sleep "${NVME_POLL}"
-    waited=$((waited + NVME_POLL))
-  done
+  poll_until NVME_TIMEOUT "" mountpoint -q "${R}${NVME_MOUNT}" ||
+    die "${NVME_MOUNT} is not mounted after ${NVME_TIMEOUT} s; Enroot needs local NVMe. See 'journalctl -u dlami-nvme' and 'lsblk'"
   log "${NVME_MOUNT} is mounted"
 }
 

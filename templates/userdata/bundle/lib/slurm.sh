@@ -96,15 +96,8 @@ controller_reachable() {
 # slurmd and sackd fetch their configuration from slurmctld, and on a first deployment the
 # head node may still be bootstrapping: wait for it instead of failing at once.
 wait_for_controller() {
-  local waited=0
-  until controller_reachable; do
-    if ((waited >= CONTROLLER_TIMEOUT)); then
-      die "slurmctld at ${CONF_SERVER} did not answer within ${CONTROLLER_TIMEOUT} s; check the head node (its ${FAILURE_TAG} tag and /var/log/gpucluster-bootstrap.log), the private DNS record, and that security groups allow TCP ${CONF_SERVER##*:} from this node"
-    fi
-    log "waiting for slurmctld at ${CONF_SERVER}"
-    sleep "${CONTROLLER_POLL}"
-    waited=$((waited + CONTROLLER_POLL))
-  done
+  poll_until CONTROLLER_TIMEOUT "waiting for slurmctld at ${CONF_SERVER}" controller_reachable ||
+    die "slurmctld at ${CONF_SERVER} did not answer within ${CONTROLLER_TIMEOUT} s; check the head node (its ${FAILURE_TAG} tag and ${BOOTSTRAP_LOG}), the private DNS record, and that security groups allow TCP ${CONF_SERVER##*:} from this node"
   log "slurmctld at ${CONF_SERVER} answers"
 }
 

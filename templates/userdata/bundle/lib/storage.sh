@@ -220,10 +220,11 @@ configure_lustre_efa() {
 
 # Redoes configure_lustre_efa at every boot, before remote file systems mount.
 persist_lustre_efa() {
+  local unit=gpucluster-lustre-efa.service
   if [[ "${LUSTRE_EFA_INTERFACES}" == 0 ]]; then
     return 0
   fi
-  if write_if_changed /etc/systemd/system/gpucluster-lustre-efa.service 0644 <<UNIT; then
+  if write_if_changed "/etc/systemd/system/${unit}" 0644 <<UNIT; then
 [Unit]
 Description=gpucluster: LNet EFA interfaces for FSx for Lustre
 After=network-online.target
@@ -241,7 +242,7 @@ WantedBy=remote-fs.target
 UNIT
     systemctl daemon-reload
   fi
-  if ! systemctl is-enabled --quiet gpucluster-lustre-efa.service; then
-    systemctl enable gpucluster-lustre-efa.service
+  if ! systemctl is-enabled --quiet "${unit}"; then
+    systemctl enable "${unit}"
   fi
 }

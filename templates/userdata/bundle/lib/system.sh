@@ -4,17 +4,13 @@
 # User-data runs in cloud-init's final stage, after its package stage, so cloud-init's
 # own apt work is done; what still races us on first boot is apt-daily and
 # unattended-upgrades holding the dpkg and apt locks.
+apt_locks_free() {
+  ! fuser "${R}/var/lib/dpkg/lock-frontend" "${R}/var/lib/dpkg/lock" "${R}/var/lib/apt/lists/lock" >/dev/null 2>&1
+}
+
 wait_for_apt_locks() {
-  local locks=("${R}/var/lib/dpkg/lock-frontend" "${R}/var/lib/dpkg/lock" "${R}/var/lib/apt/lists/lock")
-  local waited=0
-  while fuser "${locks[@]}" >/dev/null 2>&1; do
-    if ((waited >= APT_LOCK_TIMEOUT)); then
-      die "apt/dpkg locks still held after ${APT_LOCK_TIMEOUT} s; see 'ps aux | grep -e apt -e dpkg' and rerun $0"
-    fi
-    log "apt/dpkg locks are held (apt-daily or unattended-upgrades); waiting"
-    sleep "${APT_LOCK_POLL}"
-    waited=$((waited + APT_LOCK_POLL))
-  done
+  poll_until APT_LOCK_TIMEOUT "apt/dpkg locks are held (apt-daily or unattended-upgrades); waiting" apt_locks_free ||
+    die "apt/dpkg locks still held after ${APT_LOCK_TIMEOUT} s; see 'ps aux | grep -e apt -e dpkg' and rerun $0"
 }
 
 # Holding the meta-packages (not versioned kernel packages, which made the EFA installer

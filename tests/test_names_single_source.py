@@ -1,0 +1,201 @@
+"""Each shared name format is written once: a second, hand-written copy fails here.
+
+The scan covers the source tree (Python, shell, Jinja, systemd units) and the rendered
+bootstrap bundle of every example. Each detector is itself checked against the copies
+that used to exist, so a detector that matches nothing cannot pass silently.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from gpucluster import names, slurm_conf
+from gpucluster.agents import cluster_names, maintenance, node_cleanup
+from gpucluster.bootstrap import bundle_files
+from gpucluster.loader import load_config
+
+REPO = Path(__file__).resolve().parent.parent
+PRODUCTION_DIRS = ("gpucluster", "constructs_lib", "stacks", "templates")
+SOURCE_SUFFIXES = {".py", ".sh", ".j2", ".service", ".timer"}
+THIS_FILE = Path(__file__).resolve()
+
+# A group-like value, a dash, then an instance-id-like value: f"{group}-{instance_id}",
+# "${GROUP}-$(instance_id)", a regex "(?P<group>...)-(?P<instance_id>i-[0-9a-f]...".
+_NODE_NAME_COPY = re.compile(
+    r"(?i)(?:[{$]\{?[a-z_.]*group[a-z_.]*\}?|group>[^\n]*\))-(?:[{$][{(]?[a-z_.]*(?:instance|iid)"
+    r"|\(\?P<instance_id>|i-\[0-9a-f\])"
+)
+_PARAMETER_PATH_COPY = re.compile(r"/gpucluster/(?:[{%]|\$\{)")
+_TAG_KEY_COPY = re.compile(
+    r"""["'](?:aws:ResourceTag/)?gpucluster:(?:cluster|role|group|bootstrap-failure)["']"""
+)
+
+_BUNDLE_KEY_COPY = re.compile(r"hnb659fds|[\"'/]bundle\.tar\.gz[\"']|\{digest\}\.(?:tar\.)?gz")
+_AGENT_SETTING_COPY = re.compile(r"[\"'$]GPUCLUSTER_(?:CLUSTER|REGION)\b|^GPUCLUSTER_(?:CLUSTER|REGION)=")
+_BOOTSTRAP_LOG_COPY = re.compile(r"/var/log/gpucluster-bootstrap\.log")
+_AGENT_ENV_FILE_COPY = re.compile(r"/etc/gpucluster/agents\.env")
+
+# Copies in modules this change leaves to their owners; each is one import away.
+PENDING = {("tag key", "gpucluster/synth.py")}
+# systemd reads its units as they are, so they name the agents' settings file literally;
+# tests/test_capacity_controller.py and tests/test_node_cleanup.py check it equals the constant.
+UNITS = {f"templates/systemd/gpucluster-{agent}.service" for agent in ("capacity-controller", "node-cleanup")}
+
+# name -> (detector, where to look, files allowed to hold the one definition, copies it
+# must catch). Tests may pin SSM paths and tag keys as literal expected values (that is
+# the contract they check); the node name they build through gpucluster.names.
+FORMATS = {
+    "compute node name": (
+        _NODE_NAME_COPY,
+        (*PRODUCTION_DIRS, "tests"),
+        {"gpucluster/agents/cluster_names.py"},
+        [
+            'NODE_NAME="${GROUP}-$(instance_id)"',
+            'return f"{group}-{instance_id}"',
+            'name = f"{self.group.name}-{iid}"',
+            r're.compile(r"^(?P<group>[a-z][a-z0-9]{0,19})-(?P<instance_id>i-[0-9a-f]{8,17})$")',
+        ],
+    ),
+    "SSM parameter path": (
+        _PARAMETER_PATH_COPY,
+        PRODUCTION_DIRS,
+        {"gpucluster/agents/cluster_names.py"},
+        [
+            'return f"/gpucluster/{cluster}/compute"',
+            '"no compute group parameters under /gpucluster/%s/compute"',
+        ],
+    ),
+    "tag key": (
+        _TAG_KEY_COPY,
+        PRODUCTION_DIRS,
+        {"gpucluster/names.py"},
+        ['{"aws:ResourceTag/gpucluster:cluster": cfg.name}', '**{"gpucluster:group": group.name}'],
+    ),
+    "bundle object key": (
+        _BUNDLE_KEY_COPY,
+        PRODUCTION_DIRS,
+        {"gpucluster/names.py"},
+        [
+            'url=f"s3://cdk-hnb659fds-assets-{account}-{cfg.region}/{digest}.gz"',
+            'url=f"s3://{PLACEHOLDER_BUCKET}/{digest}.tar.gz"',
+            '(staging / "bundle.tar.gz").write_bytes(archive)',
+        ],
+    ),
+    "agents' setting keys": (
+        _AGENT_SETTING_COPY,
+        PRODUCTION_DIRS,
+        {"gpucluster/agents/cluster_names.py"},
+        [
+            "GPUCLUSTER_CLUSTER={{ cfg.name }}",
+            'self.require("GPUCLUSTER_REGION", "--region", self._args.region)',
+            'help="cluster name (default: $GPUCLUSTER_CLUSTER)"',
+        ],
+    ),
+    "bootstrap log": (
+        _BOOTSTRAP_LOG_COPY,
+        PRODUCTION_DIRS,
+        {"gpucluster/node_logs.py"},
+        ["exec > >(tee -a /var/log/gpucluster-bootstrap.log | logger -t gpucluster -s 2>/dev/console) 2>&1"],
+    ),
+    "agents' settings file": (
+        _AGENT_ENV_FILE_COPY,
+        PRODUCTION_DIRS,
+        {"gpucluster/agents/cluster_names.py", *UNITS},
+        ['AGENT_ENV_FILE = "/etc/gpucluster/agents.env"'],
+    ),
+}
+
+
+def _sources(dirs: tuple[str, ...]) -> list[Path]:
+    return sorted(
+        path
+        for top in dirs
+        for path in (REPO / top).rglob("*")
+        if path.is_file() and path.suffix in SOURCE_SUFFIXES and path.resolve() != THIS_FILE
+    )
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_the_detector_catches_a_hand_written_copy(name):
+    detector, _, _, copies = FORMATS[name]
+    for copy in copies:
+        assert detector.search(copy), f"{name}: the detector misses {copy!r}"
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_the_source_tree_holds_one_definition(name):
+    detector, dirs, homes, _ = FORMATS[name]
+    found = []
+    for path in _sources(dirs):
+        relative = str(path.relative_to(REPO))
+        if relative in homes or (name, relative) in PENDING:
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if detector.search(line):
+                found.append(f"{relative}:{number}: {line.strip()}")
+    assert not found, f"{name} written again outside {sorted(homes)}; import it instead:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("example", ["default", "mixed"])
+def test_the_rendered_bundle_holds_no_copy_of_the_node_name(example):
+    files = bundle_files(load_config(REPO / "examples" / f"{example}.yaml"))
+    copies = [
+        f"{path}: {line.strip()}"
+        for path, text in files.items()
+        if path != "agents/cluster_names.py"
+        for line in text.splitlines()
+        if _NODE_NAME_COPY.search(line)
+    ]
+    assert not copies, "\n".join(copies)
+    # The node computes its name with the function rendered from the one format.
+    rendered = cluster_names.COMPUTE_NODE_NAME_FORMAT.format(group="${1}", instance_id="${2}")
+    assert f'compute_node_name() {{ echo "{rendered}"; }}' in files["conf/cluster.sh"]
+    assert 'compute_node_name "${GROUP}"' in files["lib/roles.sh"]
+
+
+def test_the_name_a_node_gets_is_the_name_the_cleanup_agent_recognizes():
+    name = names.compute_node_name("gpu", "i-0123456789abcdef0")
+    match = node_cleanup.COMPUTE_NODE_NAME.match(name)
+    assert match and match.group("group", "instance_id") == ("gpu", "i-0123456789abcdef0")
+    with pytest.raises(ValueError, match="not an EC2 instance id"):
+        names.compute_node_name("gpu", "i-0123456789abcdef")  # 16 digits: no EC2 id has them
+
+
+def test_the_group_feature_and_partition_agree_across_slurm_conf_slurmd_and_the_maintenance_agent():
+    cfg = load_config(REPO / "examples" / "mixed.yaml")
+    text = slurm_conf.render_slurm_files(cfg).slurm_conf
+    start = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
+    for group in cfg.compute_groups:
+        feature = names.group_feature(group.name)
+        assert f"Nodeset={slurm_conf.nodeset(group)} Feature={feature}\n" in text
+        assert f" Feature={feature}," in slurm_conf.slurmd_conf_line(cfg, group)
+        assert f"Feature={feature}" in maintenance.anchor_command(group.name)
+        partition = names.group_partition(group.name)
+        assert f"\nPartitionName={partition} Nodes={slurm_conf.nodeset(group)} " in text
+        command = maintenance.reservation_command(group.name, start, start + timedelta(hours=1))
+        assert f"PartitionName={partition}" in command
+
+
+def test_the_bundle_key_is_the_key_the_cdk_writes(synthesized):
+    result = synthesized["default"]
+    (staged,) = result.outdir.glob(f"asset.*.{names.BUNDLE_FILE.split('.', 1)[1]}")
+    asset_hash = staged.name.split(".")[1]
+    (cluster,) = [t for name, t in result.templates.items() if name.endswith("-cluster")]
+    assert f"/{names.bundle_object_key(asset_hash)}" in json.dumps(cluster)
+
+
+def test_the_readme_names_what_the_code_defines():
+    readme = (REPO / "README.md").read_text()
+    documented = [
+        names.COMPUTE_NODE_NAME_FORMAT.format(group="<group>", instance_id="<instance id>"),
+        f"'{names.CLUSTER_TAG}'",
+        f"`{names.BOOTSTRAP_FAILURE_TAG}`",
+        f"`{cluster_names.parameter_prefix('<name>')}/",
+    ]
+    for name in documented:
+        assert name in readme, f"README does not name {name!r} as the code writes it"
