@@ -1,0 +1,218 @@
+"""Reads an nccl-tests text log: one or more runs, NCCL's INFO lines, the jobs' own lines.
+
+A log may hold several runs (the nccl-tests job runs four collectives into one file);
+a new run starts at nccl-tests' `nThread ...` line or its `Collective test starting`
+line once the run before has a table. Lines before the first run (launcher noise, the
+pairwise job's pair line) belong to it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from gpucluster.bad_input import BadInput
+from gpucluster.gate import collectives
+from gpucluster.gate.job_output import parse_efa_check_line, parse_pair_line
+from gpucluster.gate.lines import numbered_lines
+from gpucluster.gate.model import Failure, NcclRun, NodeCheck, Origin, SizeRow
+from gpucluster.gate.nccl_info import NcclInfo
+from gpucluster.gate.rows import header_wrong_column, looks_like_row, parse_row
+
+_NTHREAD = re.compile(r"\bnThread\s+\d+\s+nGpus\s+\d+\s+minBytes\s+\d+\s+maxBytes\s+(\d{1,18})")
+_STARTING = re.compile(r"Collective test starting:\s*(\S+)")
+_TESTS_VERSION = re.compile(r"nccl-tests version (\d[\w.]*)")
+_DEVICE = re.compile(
+    r"\bRank\s+(\d{1,18})\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s*(.*)$"
+)
+_OUT_OF_BOUNDS = re.compile(r"Out of bounds values\s*:\s*(\d{1,18})")
+_AVG_BUSBW = re.compile(r"Avg bus bandwidth\s*:\s*(\S*)")
+_FAILURE = re.compile(r"\bTest (?:NCCL |CUDA )?failure\b")
+_MAX_FAILURES = 20
+_T = TypeVar("_T")
+
+
+@dataclass
+class _Run:
+    source: str
+    first_line: int
+    pair: tuple[int, tuple[str, str]] | None = None
+    collective: str | None = None
+    tests_version: str | None = None
+    requested_max: int | None = None
+    header_line: int | None = None
+    wrong_column: str | None = None
+    rows: list[SizeRow] = field(default_factory=list)
+    cut_row_line: int | None = None
+    devices: dict[int, str] = field(default_factory=dict)
+    gpu_model: str | None = None
+    out_of_bounds: tuple[int, int] | None = None
+    avg_busbw: tuple[float | None, int] | None = None
+    failures: list[Failure] = field(default_factory=list)
+    info: NcclInfo = field(default_factory=NcclInfo)
+
+    @property
+    def started(self) -> bool:
+        return self.header_line is not None or bool(self.rows)
+
+    def feed(self, number: int, line: str) -> None:
+        if self.info.feed(number, line):
+            return
+        if self._comment(number, line):
+            return
+        wrong_column = header_wrong_column(line)
+        if wrong_column is not None:
+            self.header_line, self.wrong_column = number, wrong_column
+        elif self.header_line is not None and self.avg_busbw is None and looks_like_row(line):
+            self._row(number, line)
+
+    def _comment(self, number: int, line: str) -> bool:
+        """nccl-tests' own lines around the table; True when `line` was one."""
+        if found := _STARTING.search(line):
+            self.collective = collectives.normalize(found.group(1))
+        elif found := _TESTS_VERSION.search(line):
+            self.tests_version = found.group(1)
+        elif found := _NTHREAD.search(line):
+            self.requested_max = int(found.group(1))
+        elif found := _DEVICE.search(line):
+            self.devices[int(found.group(1))] = found.group(2)
+            self.gpu_model = self.gpu_model or found.group(3).strip() or None
+        elif found := _OUT_OF_BOUNDS.search(line):
+            self.out_of_bounds = (int(found.group(1)), number)
+        elif found := _AVG_BUSBW.search(line):
+            self.avg_busbw = (_float(found.group(1)), number)
+        elif _FAILURE.search(line):
+            if len(self.failures) < _MAX_FAILURES:
+                self.failures.append(Failure(line=number, text=line.strip()[:300]))
+        else:
+            return False
+        return True
+
+    def _row(self, number: int, line: str) -> None:
+        if self.cut_row_line is not None:
+            raise BadInput(
+                self.source,
+                f"line {self.cut_row_line}",
+                "a result row is cut short in the middle of the table",
+                "pass the log as the job wrote it (not an excerpt with lines joined or cut)",
+            )
+        try:
+            row = parse_row(line, number, self.wrong_column)
+        except ValueError as exc:
+            raise BadInput(
+                self.source,
+                f"line {number}",
+                f"a result row holds a value that is not a number ({exc})",
+                "pass the log as nccl-tests printed it",
+            ) from None
+        if row is None:
+            self.cut_row_line = number
+        else:
+            self.rows.append(row)
+
+    def build(self) -> NcclRun:
+        rows = tuple(self.rows)
+        collective, collective_from = self._collective(rows)
+        ranks, ranks_from = self._ranks(collective, rows)
+        hosts = tuple(sorted(set(self.devices.values())))
+        nodes: int | None = len(hosts) if hosts else self.info.nnodes
+        return NcclRun(
+            source=self.source,
+            first_line=self.first_line,
+            kind="text",
+            collective=collective,
+            collective_from=collective_from,
+            nccl_version=self.info.version,
+            nccl_tests_version=self.tests_version,
+            ranks=ranks,
+            ranks_from=ranks_from,
+            nodes=nodes,
+            nodes_from="log" if nodes is not None else None,
+            hosts=hosts,
+            gpu_model=self.gpu_model,
+            requested_max_bytes=self.requested_max,
+            wrong_column="error" if self.wrong_column == "error" else "#wrong",
+            rows=rows,
+            networks=self.info.networks(),
+            out_of_bounds=self.out_of_bounds[0] if self.out_of_bounds else None,
+            out_of_bounds_line=self.out_of_bounds[1] if self.out_of_bounds else None,
+            avg_busbw_gbps=self.avg_busbw[0] if self.avg_busbw else None,
+            summary_line=self.avg_busbw[1] if self.avg_busbw else None,
+            cut_row_line=self.cut_row_line,
+            failures=tuple(self.failures),
+            pair_round=self.pair[0] if self.pair else None,
+            pair_nodes=self.pair[1] if self.pair else None,
+        )
+
+    def _collective(self, rows: tuple[SizeRow, ...]) -> tuple[str | None, Origin | None]:
+        if self.collective:
+            return self.collective, "log"
+        if named := collectives.from_file_name(self.source):
+            return named, "file name"
+        if derived := collectives.from_numbers(rows):
+            return derived, "derived"
+        return None, None
+
+    def _ranks(self, collective: str | None, rows: tuple[SizeRow, ...]) -> tuple[int | None, Origin | None]:
+        if self.devices:
+            return len(self.devices), "log"
+        if self.info.nranks is not None:
+            return self.info.nranks, "log"
+        derived = collectives.ranks_from_numbers(collective, rows)
+        return (derived, "derived") if derived is not None else (None, None)
+
+
+def _float(token: str) -> float | None:
+    try:
+        value = float(token)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _job_line(parse: Callable[[str], _T | None], line: str) -> _T | None:
+    # A number past Python's int digit limit makes the job line's int() raise: not a job line.
+    try:
+        return parse(line)
+    except ValueError:
+        return None
+
+
+def _starts_run(line: str) -> bool:
+    return bool(_NTHREAD.search(line) or _STARTING.search(line) or header_wrong_column(line))
+
+
+def parse_text(source: str, text: str) -> tuple[list[NcclRun], list[NodeCheck]]:
+    """Every run in the log and every efa-check line; bad input when there is neither."""
+    runs: list[NcclRun] = []
+    checks: list[NodeCheck] = []
+    current = _Run(source=source, first_line=1)
+    last = 0
+    for number, line in numbered_lines(text):
+        last = number
+        if (check := _job_line(parse_efa_check_line, line)) is not None:
+            checks.append(NodeCheck(line=number, **vars(check)))
+            continue
+        pair = _job_line(parse_pair_line, line)
+        if (pair is not None or _starts_run(line)) and current.started:
+            runs.append(current.build())
+            current = _Run(source=source, first_line=number, pair=current.pair)
+        if pair is not None:
+            current.pair = (pair.round, pair.nodes)
+            continue
+        current.feed(number, line)
+    if current.started:
+        runs.append(current.build())
+    if not runs and not checks:
+        raise BadInput(
+            source,
+            f"line {last}",
+            "no nccl-tests result table (the '#  size  count  type ...' header) and no "
+            "gpucluster-efa-check line up to the end of the file",
+            "pass the output of an nccl-tests run (all_reduce_perf ...), its -J JSON file, "
+            "or the efa-check job's output",
+        )
+    return runs, checks
