@@ -120,6 +120,7 @@ def parse_json(source: str, text: str) -> NcclRun:
     if collective is None and (named := collectives.from_file_name(source)):
         collective, collective_from = named, "file name"
     maximum = config.get("maximum_bytes")
+    factor = config.get("step_factor")
     average = top.get("average_bus_bandwidth")
     return NcclRun(
         source=source,
@@ -134,6 +135,7 @@ def parse_json(source: str, text: str) -> NcclRun:
         nodes_from="json" if hosts else None,
         hosts=tuple(hosts),
         requested_max_bytes=reader.whole(maximum, "config.maximum_bytes") if maximum is not None else None,
+        step_factor=factor if isinstance(factor, int) and not isinstance(factor, bool) else None,
         wrong_column="#wrong",
         rows=rows,
         out_of_bounds=_bounds(reader, bounds),

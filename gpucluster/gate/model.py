@@ -78,6 +78,9 @@ class NcclRun(Frozen):
     hosts: tuple[str, ...] = ()
     gpu_model: str | None = None
     requested_max_bytes: int | None = None
+    # nccl-tests' `step: 2(factor)` or `step: 1048576(bytes)` (-f or -i).
+    step_factor: int | None = None
+    step_bytes: int | None = None
     wrong_column: Literal["#wrong", "error"] | None = None
     rows: tuple[SizeRow, ...] = ()
     networks: tuple[NetworkSeen, ...] = ()

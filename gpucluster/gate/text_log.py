@@ -23,6 +23,7 @@ from gpucluster.gate.nccl_info import NcclInfo
 from gpucluster.gate.rows import header_wrong_column, looks_like_row, parse_row
 
 _NTHREAD = re.compile(r"\bnThread\s+\d+\s+nGpus\s+\d+\s+minBytes\s+\d+\s+maxBytes\s+(\d{1,18})")
+_STEP = re.compile(r"\bstep:\s*(\d{1,18})\((factor|bytes)\)")
 _STARTING = re.compile(r"Collective test starting:\s*(\S+)")
 _TESTS_VERSION = re.compile(r"nccl-tests version (\d[\w.]*)")
 _DEVICE = re.compile(
@@ -43,6 +44,7 @@ class _Run:
     collective: str | None = None
     tests_version: str | None = None
     requested_max: int | None = None
+    step: tuple[int, str] | None = None
     header_line: int | None = None
     wrong_column: str | None = None
     rows: list[SizeRow] = field(default_factory=list)
@@ -77,6 +79,8 @@ class _Run:
             self.tests_version = found.group(1)
         elif found := _NTHREAD.search(line):
             self.requested_max = int(found.group(1))
+            if step := _STEP.search(line):
+                self.step = (int(step.group(1)), step.group(2))
         elif found := _DEVICE.search(line):
             self.devices[int(found.group(1))] = found.group(2)
             self.gpu_model = self.gpu_model or found.group(3).strip() or None
@@ -134,6 +138,8 @@ class _Run:
             hosts=hosts,
             gpu_model=self.gpu_model,
             requested_max_bytes=self.requested_max,
+            step_factor=self.step[0] if self.step and self.step[1] == "factor" else None,
+            step_bytes=self.step[0] if self.step and self.step[1] == "bytes" else None,
             wrong_column="error" if self.wrong_column == "error" else "#wrong",
             rows=rows,
             networks=self.info.networks(),
