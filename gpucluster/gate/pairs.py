@@ -36,7 +36,8 @@ class Attribution(Frozen):
 def drain_command(node: str, reason: str) -> str | None:
     if not _NODE_NAME.match(node):
         return None
-    text = _REASON_UNSAFE.sub(" ", f"gpucluster gate: {reason}")[:_REASON_LIMIT].strip()
+    # Inside double quotes only $, `, \ and " are special: keep a plain subset, one line.
+    text = " ".join(_REASON_UNSAFE.sub(" ", f"gpucluster gate: {reason}").split())[:_REASON_LIMIT].strip()
     return f'scontrol update nodename={node} state=drain reason="{text}"'
 
 

@@ -131,7 +131,7 @@ def markdown(result: GateResult, plots: dict[int, str]) -> str:
         out.append("")
         out += [f"- **{reason.code}**: {reason.text}" for reason in verdict.reasons]
         out += [f"- note: {note}" for note in verdict.notes]
-        if verdict.threshold is not None:
+        if verdict.threshold is not None and "busbw-below-threshold" not in {r.code for r in verdict.reasons}:
             out.append(f"- threshold: {verdict.threshold.describe()}")
         if index in plots:
             out += ["", f"![busbw]({plots[index]})"]
