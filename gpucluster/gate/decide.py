@@ -282,13 +282,13 @@ def decide_efa_checks(source: str, checks: list[NodeCheck]) -> Verdict:
     reasons = [
         Reason(
             code="efa-check-failed",
-            text=f"{check.node}: {check.efa_devices} of {check.expected_efa_devices} EFA devices, "
-            f"{check.gpus} GPUs: {check.reason} (line {check.line})",
+            text=f"{check.result.node}: {check.result.efa_devices} of {check.result.expected_efa_devices} "
+            f"EFA devices, {check.result.gpus} GPUs: {check.result.reason} (line {check.line})",
             node_fault=True,
-            nodes=(check.node,),
+            nodes=(check.result.node,),
         )
         for check in checks
-        if not check.ok or check.efa_devices < check.expected_efa_devices
+        if check.failed
     ]
     return Verdict(
         label=f"{source} efa-check ({len(checks)} nodes)",

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
+
+from gpucluster.gate.job_output import EfaCheck
 
 # How a run's collective, ranks or nodes became known: printed by nccl-tests, taken
 # from the log's file name, or worked out from the numbers (busbw/algbw, ranks/GPUs).
@@ -101,17 +103,12 @@ class NcclRun(Frozen):
 
 
 class NodeCheck(Frozen):
-    """One node's efa-check line (gpucluster.gate.job_output.EFA_CHECK_PRINTF)."""
+    """One node's efa-check line (gpucluster.gate.job_output) and where it stands."""
 
-    node: str
-    ok: bool
-    efa_devices: int
-    expected_efa_devices: int
-    gpus: int
-    reason: str
     line: int
+    result: EfaCheck
 
-
-class EfaCheckLog(Frozen):
-    source: str
-    checks: tuple[NodeCheck, ...] = Field(min_length=1)
+    @property
+    def failed(self) -> bool:
+        result = self.result
+        return not result.ok or result.efa_devices < result.expected_efa_devices

@@ -64,9 +64,10 @@ def attribute(verdicts: list[Verdict]) -> Attribution:
             undecided += 1
     for verdict in verdicts:
         for check in verdict.efa_checks:
-            if not check.ok or check.efa_devices < check.expected_efa_devices:
-                failed[check.node].append(
-                    f"efa-check: {check.efa_devices}/{check.expected_efa_devices} EFA, {check.reason}"
+            if check.failed:
+                result = check.result
+                failed[result.node].append(
+                    f"efa-check: {result.efa_devices}/{result.expected_efa_devices} EFA, {result.reason}"
                 )
     suspects = sorted(node for node in failed if node not in passed or _efa_failed(failed[node]))
     notes = [

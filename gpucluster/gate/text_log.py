@@ -200,7 +200,7 @@ def parse_text(source: str, text: str) -> tuple[list[NcclRun], list[NodeCheck]]:
     for number, line in numbered_lines(text):
         last = number
         if (check := _job_line(parse_efa_check_line, line)) is not None:
-            checks.append(NodeCheck(line=number, **vars(check)))
+            checks.append(NodeCheck(line=number, result=check))
             continue
         pair = _job_line(parse_pair_line, line)
         if (pair is not None or _starts_run(line)) and current.started:
