@@ -12,6 +12,7 @@ from gpucluster.catalog import load_catalog
 from gpucluster.cli import app
 from gpucluster.gate.decide import Context, Verdict
 from gpucluster.gate.job_output import EfaCheck, efa_check_line
+from gpucluster.gate.model import Count, Versions
 from gpucluster.gate.run import judge_log
 from tests.conftest import REPO
 from tests.nccl_logs import GiB, Spec, json_log, text_log
@@ -45,8 +46,9 @@ def test_healthy_p5_pair_is_go_with_every_launcher_prefix(tmp_path, prefix):
     assert verdict.go, [reason.text for reason in verdict.reasons]
     run = verdict.run
     assert run is not None
-    assert (run.collective, run.collective_from, run.ranks, run.nodes) == ("all_reduce_perf", "log", 16, 2)
-    assert len(run.rows) == 32 and run.nccl_version == "2.23.4" and run.nccl_tests_version == "2.19.6"
+    assert (run.collective, run.collective_from) == ("all_reduce_perf", "log")
+    assert run.ranks == Count(value=16, origin="log") and run.nodes == Count(value=2, origin="log")
+    assert len(run.rows) == 32 and run.versions == Versions(nccl="2.23.4", nccl_tests="2.19.6")
     assert [(seen.host, seen.kind, seen.efa_nics) for seen in run.networks] == [
         ("gpu-1", "efa", 32),
         ("gpu-2", "efa", 32),
@@ -114,7 +116,11 @@ def test_json_of_a_healthy_run_lacks_only_the_transport(tmp_path):
     path = write(tmp_path, "x.json", json_log(Spec()))
     (verdict,) = judge_log(path, Context(load_catalog().get(P5), 0.8, None))
     assert codes(verdict) == {"transport-unknown"}
-    assert verdict.run is not None and (verdict.run.ranks, verdict.run.nodes) == (16, 2)
+    assert verdict.run is not None
+    assert (verdict.run.ranks, verdict.run.nodes) == (
+        Count(value=16, origin="json"),
+        Count(value=2, origin="json"),
+    )
     assert verdict.peak is not None and verdict.peak.size_bytes == 16 * GiB
 
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from gpucluster.catalog import load_catalog
 from gpucluster.cli import app
 from gpucluster.gate.decide import Context, Verdict, decide_run
-from gpucluster.gate.model import NetworkSeen
+from gpucluster.gate.model import Count, NetworkSeen
 from gpucluster.gate.run import judge_log
 from gpucluster.gate.thresholds import DEFAULT_MIN_FRACTION, published
 from tests.conftest import REPO
@@ -97,8 +97,8 @@ def test_p5_log_reaches_the_published_p5_figure_and_only_its_transport_is_unprov
     assert run is not None
     # mpirun's [1,0]<stdout>: prefix stripped; 8 B .. 16 GiB, the poster's `...` skipped.
     assert len(run.rows) == 32 and run.rows[-1].size_bytes == 16 << 30
-    assert (run.ranks, run.ranks_from) == (16, "derived")
-    assert (verdict.nodes, verdict.nodes_from) == (2, "derived")
+    assert run.ranks == Count(value=16, origin="derived")
+    assert verdict.nodes == Count(value=2, origin="derived")
     assert verdict.peak is not None and verdict.peak.busbw_gbps == 480.87
     figure = published("all_reduce_perf", "p5.48xlarge", 2)
     assert figure is not None and "awsome-distributed-training" in figure.source
@@ -126,7 +126,8 @@ def test_p4d_log_reads_efa_the_old_error_column_and_falls_short_of_p4de():
     assert run.wrong_column == "error" and run.rows[-1].out_of_place.max_error == 5e-07
     assert run.rows[-1].out_of_place.wrong is None
     assert {seen.kind for seen in run.networks} == {"efa"} and len(run.networks) == 2
-    assert (run.ranks, verdict.nodes, run.nccl_version) == (16, 2, "2.9.9")
+    assert run.ranks == Count(value=16, origin="log") and verdict.nodes == Count(value=2, origin="log")
+    assert run.versions.nccl == "2.9.9"
     assert verdict.peak is not None and verdict.peak.busbw_gbps == 43.81
     assert any("NIC count" in note for note in verdict.notes)
 
@@ -136,15 +137,16 @@ def test_g4dn_log_shows_efa_with_one_nic_and_fails_a_floor_given_on_the_command_
     run = verdict.run
     assert run is not None
     assert [(seen.kind, seen.efa_nics) for seen in run.networks] == [("efa", 1), ("efa", 1)]
-    assert (run.ranks, run.nodes, run.nccl_version, len(run.rows)) == (2, 2, "2.12.7", 31)
+    assert run.ranks == Count(value=2, origin="log") and run.nodes == Count(value=2, origin="log")
+    assert (run.versions.nccl, len(run.rows)) == ("2.12.7", 31)
     assert codes(verdict) == {"busbw-below-threshold"}
     assert judged("g4dn.metal-2node-allreduce-eksblueprints-example-readme.txt", min_busbw=3.0).go
 
 
 def test_p5en_16_nodes_are_derived_and_judged_against_a_floor_from_the_command_line():
     verdict = judged("p5en-16node-allreduce-topoaware-awsomedt-readme.txt", "p5en.48xlarge", min_busbw=300)
-    assert verdict.run is not None and verdict.run.ranks == 128
-    assert (verdict.nodes, verdict.nodes_from) == (16, "derived")
+    assert verdict.run is not None and verdict.run.ranks == Count(value=128, origin="derived")
+    assert verdict.nodes == Count(value=16, origin="derived")
     assert codes(verdict) == {"transport-unknown"}
 
 
@@ -159,8 +161,9 @@ def test_json_and_text_of_one_run_agree():
     data = judged("h200-1gpu-all_reduce-nccltests-2.19.6.json").run
     assert text is not None and data is not None
     assert [row.size_bytes for row in text.rows] == [row.size_bytes for row in data.rows]
-    assert (data.collective, data.nccl_version, data.ranks, data.nodes) == ("all_reduce_perf", "2.28.9", 1, 1)
-    assert text.nccl_version == data.nccl_version
+    assert (data.collective, data.versions.nccl) == ("all_reduce_perf", "2.28.9")
+    assert data.ranks == Count(value=1, origin="json") and data.nodes == Count(value=1, origin="json")
+    assert text.versions.nccl == data.versions.nccl
 
 
 def test_config_group_gives_the_instance_type():

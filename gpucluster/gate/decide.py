@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from gpucluster.catalog import InstanceType
 from gpucluster.gate import collectives
-from gpucluster.gate.model import Frozen, NcclRun, NodeCheck, Origin, SizeRow
+from gpucluster.gate.model import Count, Frozen, NcclRun, NodeCheck, SizeRow, Sweep
 from gpucluster.gate.thresholds import (
     LARGE_MESSAGE_BYTES,
     Threshold,
@@ -42,8 +42,7 @@ class Verdict(Frozen):
     reasons: tuple[Reason, ...]
     notes: tuple[str, ...] = ()
     run: NcclRun | None = None
-    nodes: int | None = None
-    nodes_from: Origin | None = None
+    nodes: Count | None = None
     peak: Peak | None = None
     threshold: Threshold | None = None
     efa_checks: tuple[NodeCheck, ...] = ()
@@ -85,10 +84,10 @@ class _Judge:
             sizes = ", ".join(f"{size_text(row.size_bytes)} (line {row.line})" for row in wrong[:5])
             total = sum(_wrong(row) for row in wrong)
             self.add("wrong-results", f"{total} wrong values at {sizes}", node_fault=True)
-        if run.out_of_bounds:
+        if run.summary.out_of_bounds:
             self.add(
                 "out-of-bounds",
-                f"{run.out_of_bounds} out-of-bounds values (line {run.out_of_bounds_line})",
+                f"{run.summary.out_of_bounds} out-of-bounds values (line {run.summary.out_of_bounds_line})",
                 node_fault=True,
             )
 
@@ -100,33 +99,33 @@ class _Judge:
         if not run.rows:
             stops.append("no complete result row")
         largest = max((row.size_bytes for row in run.rows), default=0)
-        if run.rows and run.requested_max_bytes and _next_size(run, largest) <= run.requested_max_bytes:
-            stops.append(
-                f"the largest size is {size_text(largest)} "
-                f"of the {size_text(run.requested_max_bytes)} asked for"
-            )
-        if run.summary_line is None:
+        asked = run.sweep.max_bytes
+        if run.rows and asked and _next_size(run.sweep, largest) <= asked:
+            stops.append(f"the largest size is {size_text(largest)} of the {size_text(asked)} asked for")
+        if run.summary.line is None:
             stops.append("no '# Avg bus bandwidth' summary line")
         return stops
 
-    def scale(self) -> tuple[int | None, Origin | None, bool]:
-        """Node count (and where it came from), and whether the run crossed the network."""
+    def scale(self) -> tuple[Count | None, bool]:
+        """The node count, and whether the run crossed the network."""
         run = self.run
-        nodes, nodes_from = run.nodes, run.nodes_from
+        nodes = run.nodes
         instance = self.context.instance
         if nodes is None and run.ranks and instance is not None:
-            guess = round(run.ranks / instance.gpu_count)
-            if guess >= 1 and abs(run.ranks - guess * instance.gpu_count) <= max(1, 0.05 * run.ranks):
-                nodes, nodes_from = guess, "derived"
-        if run.ranks == 1:
+            # One rank per GPU (-g 1, as the jobs and the published runs use).
+            ranks = run.ranks.value
+            guess = round(ranks / instance.gpu_count)
+            if guess >= 1 and abs(ranks - guess * instance.gpu_count) <= max(1, 0.05 * ranks):
+                nodes = Count(value=guess, origin="derived")
+        if run.ranks is not None and run.ranks.value == 1:
             self.add("one-rank", "one rank: the run tests no network", node_fault=False)
-            return nodes, nodes_from, False
-        if nodes == 1:
+            return nodes, False
+        if nodes is not None and nodes.value == 1:
             self.add("one-node", "one node: the run tests NVLink or PCIe, not the network", node_fault=False)
-            return nodes, nodes_from, False
+            return nodes, False
         if run.ranks is None:
             self.notes.append("rank count not shown in the log")
-        return nodes, nodes_from, True
+        return nodes, True
 
     def transport(self) -> None:
         run = self.run
@@ -237,15 +236,15 @@ class _Judge:
         return Threshold(floor_gbps=floor, origin="published", figure=figure, fraction=context.min_fraction)
 
 
-def _next_size(run: NcclRun, largest: int) -> int:
+def _next_size(sweep: Sweep, largest: int) -> int:
     """The size after `largest` in the sweep: within the asked-for maximum, the run stopped early.
 
     nccl-tests steps by a factor (-f) or by bytes (-i), so the last size is often below
     maxBytes (8 B x 4^k stops at 128 MiB under a 256 MiB maximum).
     """
-    if run.step_bytes:
-        return largest + run.step_bytes
-    factor = run.step_factor if run.step_factor and run.step_factor > 1 else 2
+    if sweep.step_bytes:
+        return largest + sweep.step_bytes
+    factor = sweep.step_factor if sweep.step_factor and sweep.step_factor > 1 else 2
     return max(largest, 1) * factor
 
 
@@ -260,9 +259,9 @@ def _busbw(row: SizeRow | None) -> float | None:
 def decide_run(run: NcclRun, context: Context) -> Verdict:
     judge = _Judge(run, context)
     judge.results()
-    nodes, nodes_from, networked = judge.scale()
+    nodes, networked = judge.scale()
     judge.transport()
-    peak, threshold = judge.bandwidth(nodes) if networked else (None, None)
+    peak, threshold = judge.bandwidth(nodes.value if nodes else None) if networked else (None, None)
     return Verdict(
         label=run.label,
         source=run.source,
@@ -272,7 +271,6 @@ def decide_run(run: NcclRun, context: Context) -> Verdict:
         notes=tuple(judge.notes),
         run=run,
         nodes=nodes,
-        nodes_from=nodes_from,
         peak=peak,
         threshold=threshold,
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 from gpucluster.bad_input import BadInput
 from gpucluster.gate import collectives
-from gpucluster.gate.model import Measure, NcclRun, Origin, SizeRow
+from gpucluster.gate.model import Count, Measure, NcclRun, Origin, SizeRow, Summary, Sweep, Versions
 
 _FIX = "pass the file nccl-tests wrote with -J, unchanged"
 
@@ -114,37 +114,47 @@ def parse_json(source: str, text: str) -> NcclRun:
     if not isinstance(devices, list):
         raise reader.fail("config.devices", "is not a list")
     hosts = sorted({str(device.get("hostname")) for device in devices if isinstance(device, dict)})
-    bounds = top.get("out_of_bounds")
     collective = _collective(top.get("args"))
     collective_from: Origin | None = "json" if collective else None
     if collective is None and (named := collectives.from_file_name(source)):
         collective, collective_from = named, "file name"
-    maximum = config.get("maximum_bytes")
-    factor = config.get("step_factor")
-    average = top.get("average_bus_bandwidth")
     return NcclRun(
         source=source,
         first_line=1,
         kind="json",
         collective=collective,
         collective_from=collective_from,
-        nccl_version=_version(top.get("nccl_version")),
-        ranks=len(devices) or None,
-        ranks_from="json" if devices else None,
-        nodes=len(hosts) or None,
-        nodes_from="json" if hosts else None,
+        versions=Versions(nccl=_version(top.get("nccl_version"))),
+        ranks=Count(value=len(devices), origin="json") if devices else None,
+        nodes=Count(value=len(hosts), origin="json") if hosts else None,
         hosts=tuple(hosts),
-        requested_max_bytes=reader.whole(maximum, "config.maximum_bytes") if maximum is not None else None,
-        step_factor=factor if isinstance(factor, int) and not isinstance(factor, bool) else None,
+        sweep=_sweep(reader, config),
         wrong_column="#wrong",
         rows=rows,
+        summary=_summary(reader, top),
+    )
+
+
+def _sweep(reader: _Reader, config: dict[str, Any]) -> Sweep:
+    maximum = config.get("maximum_bytes")
+    factor = config.get("step_factor")
+    return Sweep(
+        max_bytes=reader.whole(maximum, "config.maximum_bytes") if maximum is not None else None,
+        step_factor=factor if isinstance(factor, int) and not isinstance(factor, bool) else None,
+    )
+
+
+def _summary(reader: _Reader, top: dict[str, Any]) -> Summary:
+    bounds = top.get("out_of_bounds")
+    average = top.get("average_bus_bandwidth")
+    return Summary(
         out_of_bounds=_bounds(reader, bounds),
         out_of_bounds_line=1 if isinstance(bounds, dict) else None,
         avg_busbw_gbps=reader.number(average.get("bandwidth"), "average_bus_bandwidth.bandwidth")
         if isinstance(average, dict)
         else None,
         # The JSON is written when the run ends: its end_time stands for the summary line.
-        summary_line=1 if "end_time" in top else None,
+        line=1 if "end_time" in top else None,
     )
 
 

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from gpucluster.gate.job_output import EfaCheck
+from gpucluster.gate.job_output import EfaCheck, PairHeader
 
 # How a run's collective, ranks or nodes became known: printed by nccl-tests, taken
 # from the log's file name, or worked out from the numbers (busbw/algbw, ranks/GPUs).
@@ -63,6 +63,35 @@ class Failure(Frozen):
     text: str
 
 
+class Count(Frozen):
+    """A rank or node count and how it became known."""
+
+    value: int
+    origin: Origin
+
+
+class Versions(Frozen):
+    nccl: str | None = None
+    nccl_tests: str | None = None
+
+
+class Sweep(Frozen):
+    """The sizes the run was asked for: `maxBytes` and `step: 2(factor)` or `step: N(bytes)`."""
+
+    max_bytes: int | None = None
+    step_factor: int | None = None
+    step_bytes: int | None = None
+
+
+class Summary(Frozen):
+    """The lines nccl-tests prints after the table; `line` None: the run never got there."""
+
+    out_of_bounds: int | None = None
+    out_of_bounds_line: int | None = None
+    avg_busbw_gbps: float | None = None
+    line: int | None = None
+
+
 class NcclRun(Frozen):
     """One collective's sweep of message sizes, as far as the log shows it."""
 
@@ -71,30 +100,20 @@ class NcclRun(Frozen):
     kind: Literal["text", "json"]
     collective: str | None = None
     collective_from: Origin | None = None
-    nccl_version: str | None = None
-    nccl_tests_version: str | None = None
-    ranks: int | None = None
-    ranks_from: Origin | None = None
-    nodes: int | None = None
-    nodes_from: Origin | None = None
+    versions: Versions = Versions()
+    ranks: Count | None = None
+    nodes: Count | None = None
     hosts: tuple[str, ...] = ()
     gpu_model: str | None = None
-    requested_max_bytes: int | None = None
-    # nccl-tests' `step: 2(factor)` or `step: 1048576(bytes)` (-f or -i).
-    step_factor: int | None = None
-    step_bytes: int | None = None
+    sweep: Sweep = Sweep()
     wrong_column: Literal["#wrong", "error"] | None = None
     rows: tuple[SizeRow, ...] = ()
     networks: tuple[NetworkSeen, ...] = ()
-    out_of_bounds: int | None = None
-    out_of_bounds_line: int | None = None
-    avg_busbw_gbps: float | None = None
-    summary_line: int | None = None
+    summary: Summary = Summary()
     cut_row_line: int | None = None
     failures: tuple[Failure, ...] = ()
     # The pairwise job's first line (gpucluster.gate.job_output): round and the two nodes.
-    pair_round: int | None = None
-    pair_nodes: tuple[str, str] | None = None
+    pair: PairHeader | None = None
 
     @property
     def label(self) -> str:

@@ -49,16 +49,16 @@ def attribute(verdicts: list[Verdict]) -> Attribution:
     pairs = 0
     for verdict in verdicts:
         run = verdict.run
-        if run is None or run.pair_nodes is None:
+        if run is None or run.pair is None:
             continue
         pairs += 1
-        first, second = run.pair_nodes
+        first, second = run.pair.nodes
         if verdict.go:
-            passed.update(run.pair_nodes)
+            passed.update(run.pair.nodes)
         elif any(reason.node_fault for reason in verdict.reasons):
             codes = ", ".join(sorted({reason.code for reason in verdict.reasons if reason.node_fault}))
-            failed[first].append(f"pair with {second} (round {run.pair_round}): {codes}")
-            failed[second].append(f"pair with {first} (round {run.pair_round}): {codes}")
+            failed[first].append(f"pair with {second} (round {run.pair.round}): {codes}")
+            failed[second].append(f"pair with {first} (round {run.pair.round}): {codes}")
             failed_pairs.append((first, second))
         else:
             undecided += 1

@@ -8,7 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from gpucluster.gate.decide import Verdict, size_text
-from gpucluster.gate.model import Frozen
+from gpucluster.gate.model import Count, Frozen
 from gpucluster.gate.pairs import Attribution
 from gpucluster.gate.thresholds import DEFAULT_MIN_FRACTION
 from gpucluster.tables import table
@@ -54,13 +54,13 @@ def _scale_text(verdict: Verdict) -> tuple[str, str]:
     run = verdict.run
     if run is None:
         return str(len(verdict.efa_checks)), str(len(verdict.efa_checks))
-    ranks = "?" if run.ranks is None else str(run.ranks) + ("*" if run.ranks_from == "derived" else "")
-    nodes = (
-        "?"
-        if verdict.nodes is None
-        else str(verdict.nodes) + ("*" if verdict.nodes_from == "derived" else "")
-    )
-    return ranks, nodes
+    return _count(run.ranks), _count(verdict.nodes)
+
+
+def _count(count: Count | None) -> str:
+    if count is None:
+        return "?"
+    return f"{count.value}*" if count.origin == "derived" else str(count.value)
 
 
 def summary_rows(result: GateResult) -> list[tuple[str, ...]]:

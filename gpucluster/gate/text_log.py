@@ -16,9 +16,19 @@ from typing import TypeVar
 
 from gpucluster.bad_input import BadInput
 from gpucluster.gate import collectives
-from gpucluster.gate.job_output import parse_efa_check_line, parse_pair_line
+from gpucluster.gate.job_output import PairHeader, parse_efa_check_line, parse_pair_line
 from gpucluster.gate.lines import numbered_lines
-from gpucluster.gate.model import Failure, NcclRun, NodeCheck, Origin, SizeRow
+from gpucluster.gate.model import (
+    Count,
+    Failure,
+    NcclRun,
+    NodeCheck,
+    Origin,
+    SizeRow,
+    Summary,
+    Sweep,
+    Versions,
+)
 from gpucluster.gate.nccl_info import NcclInfo
 from gpucluster.gate.rows import header_wrong_column, looks_like_row, parse_row
 
@@ -40,19 +50,17 @@ _T = TypeVar("_T")
 class _Run:
     source: str
     first_line: int
-    pair: tuple[int, tuple[str, str]] | None = None
+    pair: PairHeader | None = None
     collective: str | None = None
     tests_version: str | None = None
-    requested_max: int | None = None
-    step: tuple[int, str] | None = None
+    sweep: Sweep = Sweep()
     header_line: int | None = None
     wrong_column: str | None = None
     rows: list[SizeRow] = field(default_factory=list)
     cut_row_line: int | None = None
     devices: dict[int, str] = field(default_factory=dict)
     gpu_model: str | None = None
-    out_of_bounds: tuple[int, int] | None = None
-    avg_busbw: tuple[float | None, int] | None = None
+    summary: Summary = Summary()
     failures: list[Failure] = field(default_factory=list)
     info: NcclInfo = field(default_factory=NcclInfo)
 
@@ -68,7 +76,7 @@ class _Run:
         wrong_column = header_wrong_column(line)
         if wrong_column is not None:
             self.header_line, self.wrong_column = number, wrong_column
-        elif self.header_line is not None and self.avg_busbw is None and looks_like_row(line):
+        elif self.header_line is not None and self.summary.line is None and looks_like_row(line):
             self._row(number, line)
 
     def _comment(self, number: int, line: str) -> bool:
@@ -78,16 +86,24 @@ class _Run:
         elif found := _TESTS_VERSION.search(line):
             self.tests_version = found.group(1)
         elif found := _NTHREAD.search(line):
-            self.requested_max = int(found.group(1))
-            if step := _STEP.search(line):
-                self.step = (int(step.group(1)), step.group(2))
+            step = _STEP.search(line)
+            by = step.group(2) if step else None
+            self.sweep = Sweep(
+                max_bytes=int(found.group(1)),
+                step_factor=int(step.group(1)) if step and by == "factor" else None,
+                step_bytes=int(step.group(1)) if step and by == "bytes" else None,
+            )
         elif found := _DEVICE.search(line):
             self.devices[int(found.group(1))] = found.group(2)
             self.gpu_model = self.gpu_model or found.group(3).strip() or None
         elif found := _OUT_OF_BOUNDS.search(line):
-            self.out_of_bounds = (int(found.group(1)), number)
+            self.summary = self.summary.model_copy(
+                update={"out_of_bounds": int(found.group(1)), "out_of_bounds_line": number}
+            )
         elif found := _AVG_BUSBW.search(line):
-            self.avg_busbw = (_float(found.group(1)), number)
+            self.summary = self.summary.model_copy(
+                update={"avg_busbw_gbps": _float(found.group(1)), "line": number}
+            )
         elif _FAILURE.search(line):
             if len(self.failures) < _MAX_FAILURES:
                 self.failures.append(Failure(line=number, text=line.strip()[:300]))
@@ -120,37 +136,27 @@ class _Run:
     def build(self) -> NcclRun:
         rows = tuple(self.rows)
         collective, collective_from = self._collective(rows)
-        ranks, ranks_from = self._ranks(collective, rows)
         hosts = tuple(sorted(set(self.devices.values())))
-        nodes: int | None = len(hosts) if hosts else self.info.nnodes
+        nodes = len(hosts) if hosts else self.info.nnodes
         return NcclRun(
             source=self.source,
             first_line=self.first_line,
             kind="text",
             collective=collective,
             collective_from=collective_from,
-            nccl_version=self.info.version,
-            nccl_tests_version=self.tests_version,
-            ranks=ranks,
-            ranks_from=ranks_from,
-            nodes=nodes,
-            nodes_from="log" if nodes is not None else None,
+            versions=Versions(nccl=self.info.version, nccl_tests=self.tests_version),
+            ranks=self._ranks(collective, rows),
+            nodes=Count(value=nodes, origin="log") if nodes is not None else None,
             hosts=hosts,
             gpu_model=self.gpu_model,
-            requested_max_bytes=self.requested_max,
-            step_factor=self.step[0] if self.step and self.step[1] == "factor" else None,
-            step_bytes=self.step[0] if self.step and self.step[1] == "bytes" else None,
+            sweep=self.sweep,
             wrong_column="error" if self.wrong_column == "error" else "#wrong",
             rows=rows,
             networks=self.info.networks(),
-            out_of_bounds=self.out_of_bounds[0] if self.out_of_bounds else None,
-            out_of_bounds_line=self.out_of_bounds[1] if self.out_of_bounds else None,
-            avg_busbw_gbps=self.avg_busbw[0] if self.avg_busbw else None,
-            summary_line=self.avg_busbw[1] if self.avg_busbw else None,
+            summary=self.summary,
             cut_row_line=self.cut_row_line,
             failures=tuple(self.failures),
-            pair_round=self.pair[0] if self.pair else None,
-            pair_nodes=self.pair[1] if self.pair else None,
+            pair=self.pair,
         )
 
     def _collective(self, rows: tuple[SizeRow, ...]) -> tuple[str | None, Origin | None]:
@@ -162,13 +168,13 @@ class _Run:
             return derived, "derived"
         return None, None
 
-    def _ranks(self, collective: str | None, rows: tuple[SizeRow, ...]) -> tuple[int | None, Origin | None]:
+    def _ranks(self, collective: str | None, rows: tuple[SizeRow, ...]) -> Count | None:
         if self.devices:
-            return len(self.devices), "log"
+            return Count(value=len(self.devices), origin="log")
         if self.info.nranks is not None:
-            return self.info.nranks, "log"
+            return Count(value=self.info.nranks, origin="log")
         derived = collectives.ranks_from_numbers(collective, rows)
-        return (derived, "derived") if derived is not None else (None, None)
+        return Count(value=derived, origin="derived") if derived is not None else None
 
 
 def _float(token: str) -> float | None:
@@ -207,7 +213,7 @@ def parse_text(source: str, text: str) -> tuple[list[NcclRun], list[NodeCheck]]:
             runs.append(current.build())
             current = _Run(source=source, first_line=number, pair=current.pair)
         if pair is not None:
-            current.pair = (pair.round, pair.nodes)
+            current.pair = pair
             continue
         current.feed(number, line)
     if current.started:
