@@ -206,6 +206,27 @@ def test_bad_threshold_options_exit_2(tmp_path, args, message):
     assert message in result.output
 
 
+def test_help_names_arguments_as_typed_and_no_log_is_a_usage_error():
+    shown = CliRunner().invoke(app, ["gate", "-h"])
+    assert shown.exit_code == 0
+    usage = " ".join(shown.output.split())
+    assert "LOG..." in usage and "--min-busbw GBPS" in usage and "--report DIR" in usage
+    assert "<path>" not in usage and "<float>" not in usage
+    missing = gate()
+    assert missing.exit_code == 2 and missing.output.startswith("usage error: gpucluster gate:")
+
+
+def test_json_without_end_time_stopped_early(tmp_path):
+    data = json.loads(json_log(Spec()))
+    del data["end_time"]
+    data["results"] = data["results"][:10]
+    path = write(tmp_path, "x.json", json.dumps(data))
+    (verdict,) = judge_log(path, Context(load_catalog().get(P5), 0.8, None))
+    assert {"stopped-early", "no-large-message"} <= codes(verdict)
+    stopped = next(reason for reason in verdict.reasons if reason.code == "stopped-early")
+    assert "no end_time" in stopped.text and "4 KiB of the 16 GiB" in stopped.text
+
+
 def test_min_fraction_out_of_range_is_a_usage_error(tmp_path):
     path = write(tmp_path, "a.log", text_log(Spec()))
     result = gate(path, "--min-fraction", "0")

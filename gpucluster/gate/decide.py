@@ -103,7 +103,7 @@ class _Judge:
         if run.rows and asked and _next_size(run.sweep, largest) <= asked:
             stops.append(f"the largest size is {size_text(largest)} of the {size_text(asked)} asked for")
         if run.summary.line is None:
-            stops.append("no '# Avg bus bandwidth' summary line")
+            stops.append("no end_time" if run.kind == "json" else "no '# Avg bus bandwidth' summary line")
         return stops
 
     def scale(self) -> tuple[Count | None, bool]:
@@ -273,26 +273,4 @@ def decide_run(run: NcclRun, context: Context) -> Verdict:
         nodes=nodes,
         peak=peak,
         threshold=threshold,
-    )
-
-
-def decide_efa_checks(source: str, checks: list[NodeCheck]) -> Verdict:
-    reasons = [
-        Reason(
-            code="efa-check-failed",
-            text=f"{check.result.node}: {check.result.efa_devices} of {check.result.expected_efa_devices} "
-            f"EFA devices, {check.result.gpus} GPUs: {check.result.reason} (line {check.line})",
-            node_fault=True,
-            nodes=(check.result.node,),
-        )
-        for check in checks
-        if check.failed
-    ]
-    return Verdict(
-        label=f"{source} efa-check ({len(checks)} nodes)",
-        source=source,
-        line=checks[0].line,
-        go=not reasons,
-        reasons=tuple(reasons),
-        efa_checks=tuple(checks),
     )

@@ -8,7 +8,8 @@ from rich.console import Console
 
 from gpucluster.bad_input import BadInput, output_dir
 from gpucluster.catalog import InstanceType, load_catalog
-from gpucluster.gate.decide import Context, Verdict, decide_efa_checks, decide_run
+from gpucluster.gate.decide import Context, Verdict, decide_run
+from gpucluster.gate.efa_checks import decide_efa_checks
 from gpucluster.gate.json_log import looks_like_json, parse_json
 from gpucluster.gate.lines import read_text
 from gpucluster.gate.pairs import attribute

@@ -79,7 +79,3 @@ def published_node_counts(collective: str, instance_type: str) -> list[int]:
             if figure.collective == collective and instance_type in figure.instance_types
         }
     )
-
-
-def published_collectives() -> frozenset[str]:
-    return frozenset(figure.collective for figure in figures())
