@@ -181,6 +181,17 @@ def test_row_cut_in_the_middle_of_the_table_exits_2(tmp_path):
     assert f"line {index + 1}: a result row is cut short" in result.output
 
 
+def test_names_from_the_log_are_printed_as_they_are_not_as_markup(tmp_path):
+    text = text_log(Spec(collective="[/x]_perf", network={"gpu-2": "socket"})).replace(
+        "Using network Socket", "Using network [bold]x[/y]"
+    )
+    path = write(tmp_path, "[red]all_reduce.log", text)
+    result = gate(path, "--instance-type", P5)
+    assert result.exit_code == 1, result.output
+    assert "[red]all_reduce.log:1" in result.output and "[/x]_perf" in result.output
+    assert "[bold]x[/y]" in result.output
+
+
 def test_binary_missing_and_directory_inputs_exit_2(tmp_path):
     binary = tmp_path / "core"
     binary.write_bytes(b"# nThread\n\x00\x01")

@@ -44,6 +44,8 @@ NOISE = st.sampled_from(
         "gpucluster-pair round=" + "9" * 5000 + " nodes=a,b",
         "gpucluster-efa-check node=x result=fail efa=1/32 gpus=8 reason=",
         "Test NCCL failure common.cu:1005 'unhandled system error'",
+        "# Collective test starting: [/x]",
+        "gpu-9:1:1 [0] NCCL INFO Using network [bold]x[/y]",
     ]
 )
 

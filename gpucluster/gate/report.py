@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from gpucluster.gate.decide import Verdict, size_text
@@ -91,7 +92,9 @@ COLUMNS = ("log", "collective", "ranks", "nodes", "transport", "peak busbw GB/s"
 
 
 def summary_table(result: GateResult) -> Table:
-    return table(f"gpucluster gate: {result.word}", COLUMNS, summary_rows(result))
+    # File names, collective and network names come from the logs: never rich markup.
+    rows = [tuple(escape(cell) for cell in row) for row in summary_rows(result)]
+    return table(f"gpucluster gate: {result.word}", COLUMNS, rows)
 
 
 def reason_lines(result: GateResult) -> list[str]:
