@@ -182,13 +182,13 @@ def test_row_cut_in_the_middle_of_the_table_exits_2(tmp_path):
 
 
 def test_names_from_the_log_are_printed_as_they_are_not_as_markup(tmp_path):
-    text = text_log(Spec(collective="[/x]_perf", network={"gpu-2": "socket"})).replace(
+    text = text_log(Spec(collective="[bold]x_perf", network={"gpu-2": "socket"})).replace(
         "Using network Socket", "Using network [bold]x[/y]"
     )
     path = write(tmp_path, "[red]all_reduce.log", text)
     result = gate(path, "--instance-type", P5)
     assert result.exit_code == 1, result.output
-    assert "[red]all_reduce.log:1" in result.output and "[/x]_perf" in result.output
+    assert "[red]all_reduce.log:1" in result.output and "[bold]x_perf" in result.output
     assert "[bold]x[/y]" in result.output
 
 
