@@ -111,6 +111,10 @@ def test_broken_real_logs(text, args):
     assert_answered(*gate_exit(text, *args))
 
 
+def _containers(children: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
+    return st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3)
+
+
 json_values = st.recursive(
     st.one_of(
         st.none(),
@@ -119,9 +123,7 @@ json_values = st.recursive(
         st.floats(allow_nan=False),
         st.text(max_size=10),
     ),
-    lambda children: (
-        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3)
-    ),
+    _containers,
     max_leaves=12,
 )
 

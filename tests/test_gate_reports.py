@@ -149,3 +149,12 @@ def test_report_dir_that_is_a_file_exits_2(tmp_path):
     blocker.write_text("")
     result = CliRunner().invoke(app, ["gate", str(path), "--report", str(blocker)])
     assert result.exit_code == 2 and "(--report): is a file" in result.output
+
+
+def test_plot_title_from_the_log_is_text_not_mathtext(tmp_path):
+    path = tmp_path / "cost$^{x}$_all_reduce.log"
+    path.write_text(text_log(Spec(collective="$\\frac{a}{$_perf")))
+    out = tmp_path / "report"
+    result = CliRunner().invoke(app, ["gate", str(path), "--instance-type", P5, "--report", str(out)])
+    assert result.exit_code == 0, result.output
+    assert len(list(out.glob("*.png"))) == 1

@@ -7,6 +7,7 @@ display needed (login nodes and CI have none). Imported only when a report is wr
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -67,10 +68,14 @@ def busbw_figure(verdict: Verdict) -> Figure | None:
     axes.set_xlabel("message size")
     axes.set_ylabel("busbw (GB/s)")
     verdict_text = "GO" if verdict.go else "NO-GO"
-    axes.set_title(f"{verdict.label} ({verdict_text})", fontsize=9)
+    # The label holds a file name and a collective from the log: plain text, not mathtext ($...$).
+    axes.set_title(f"{verdict.label} ({verdict_text})", fontsize=9, parse_math=False)
     axes.grid(True, which="major", alpha=0.3)
     axes.legend(fontsize=8)
-    figure.tight_layout()
+    with warnings.catch_warnings():
+        # A character the font lacks (from a file name) is drawn as a box; no need to say so.
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+        figure.tight_layout()
     return figure
 
 
@@ -78,5 +83,7 @@ def write_plot(verdict: Verdict, path: Path) -> bool:
     figure = busbw_figure(verdict)
     if figure is None:
         return False
-    figure.savefig(path, format="png")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+        figure.savefig(path, format="png")
     return True
