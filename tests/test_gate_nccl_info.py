@@ -19,10 +19,10 @@ def networks(*lines: str) -> list[tuple[str, str, int | None]]:
     [
         (
             [
-                "p5-1:1:1 [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa-direct (found 32 nics)",
-                "p5-1:1:1 [0] NCCL INFO Using network Libfabric",
+                "p5:1:1 [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa-direct (found 32 nics)",
+                "p5:1:1 [0] NCCL INFO Using network Libfabric",
             ],
-            [("p5-1", "efa", 32)],
+            [("p5", "efa", 32)],
         ),
         (
             [
