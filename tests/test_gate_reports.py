@@ -59,6 +59,21 @@ def test_two_rounds_name_the_one_bad_node(tmp_path):
     assert attribution.notes == ()
 
 
+def test_pairs_that_died_before_their_table_name_the_node(tmp_path):
+    paths = pair_logs(tmp_path, ROUNDS, set())
+    for path in paths:
+        if "gpu-3" in path.name:
+            pair = path.read_text().splitlines()[0]
+            path.write_text(
+                f"{pair}\n--------\nmpirun noticed that process rank 9 exited on signal 9 (Killed).\n"
+            )
+    result = evaluate(paths, Context(load_catalog().get(P5), 0.8, None))
+    assert [suspect.node for suspect in result.attribution.suspects] == ["gpu-3"]
+    dead = [verdict for verdict in result.verdicts if not verdict.go]
+    assert len(dead) == 2
+    assert all("no complete result row" in verdict.reasons[0].text for verdict in dead)
+
+
 def test_cli_prints_the_drain_line_for_the_suspect_only(tmp_path):
     paths = pair_logs(tmp_path, ROUNDS, {"gpu-2"})
     result = CliRunner().invoke(app, ["gate", *map(str, paths), "--instance-type", P5])

@@ -68,6 +68,21 @@ class _Run:
     def started(self) -> bool:
         return self.header_line is not None or bool(self.rows)
 
+    @property
+    def attempted(self) -> bool:
+        """nccl-tests (or the pairwise job) began this run, even if no table followed.
+
+        A run that died before its table (NCCL init failed, a node hung) is a NO-GO to
+        report, not an unreadable file; NCCL INFO lines alone are not nccl-tests.
+        """
+        return (
+            self.started
+            or self.pair is not None
+            or self.sweep.max_bytes is not None
+            or self.collective is not None
+            or bool(self.failures)
+        )
+
     def feed(self, number: int, line: str) -> None:
         if self.info.feed(number, line):
             return
@@ -216,7 +231,7 @@ def parse_text(source: str, text: str) -> tuple[list[NcclRun], list[NodeCheck]]:
             current.pair = pair
             continue
         current.feed(number, line)
-    if current.started:
+    if current.attempted:
         runs.append(current.build())
     if not runs and not checks:
         raise BadInput(
