@@ -1,9 +1,9 @@
 """Reads an nccl-tests text log: one or more runs, NCCL's INFO lines, the jobs' own lines.
 
-A log may hold several runs (the nccl-tests job runs four collectives into one file);
-a new run starts at nccl-tests' `nThread ...` line or its `Collective test starting`
-line once the run before has a table. Lines before the first run (launcher noise, the
-pairwise job's pair line) belong to it.
+A log may hold several runs (a script that runs several collectives into one file):
+a new run starts at nccl-tests' `nThread ...` line, its `Collective test starting`
+line, a table header or a pair line once the run before has a table. Lines before the
+first run (launcher noise, the pairwise job's pair line) belong to it.
 """
 
 from __future__ import annotations
