@@ -1,4 +1,4 @@
-"""The `gpucluster` command: validate, synth, render, diff, scan, schema.
+"""The `gpucluster` command: validate, synth, render, diff, scan, schema, gate.
 
 Every verb fails the same way (gpucluster.command_line): bad input exits 2 with
 `error FILE: FIELD: what; fix`, a usage error exits 2 with one `usage error:` line,
@@ -18,6 +18,7 @@ from rich.console import Console
 from gpucluster.bad_input import EXIT_BAD_INPUT, BadInput, output_dir
 from gpucluster.command_line import GpuclusterGroup, VerbCommand
 from gpucluster.config import ClusterConfig
+from gpucluster.gate.thresholds import DEFAULT_MIN_FRACTION
 from gpucluster.loader import load_config
 from gpucluster.tables import print_table, table
 
@@ -193,6 +194,52 @@ def scan(
     if missing:
         raise BadInput(missing[0], "(path)", "does not exist", "pass a cdk.out or rendered-files directory")
     raise typer.Exit(run_scan(paths))
+
+
+@app.command(cls=VerbCommand)
+def gate(
+    logs: Annotated[
+        list[Path],
+        typer.Argument(metavar="LOG...", help="nccl-tests logs, their -J JSON files, efa-check output."),
+    ],
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", metavar="CONFIG", help="Cluster config: thresholds for --group."),
+    ] = None,
+    group: Annotated[
+        str | None, typer.Option("--group", metavar="NAME", help="Compute group the logs ran on.")
+    ] = None,
+    instance_type: Annotated[
+        str | None, typer.Option("--instance-type", metavar="TYPE", help="Instance type, without a config.")
+    ] = None,
+    min_fraction: Annotated[
+        float,
+        typer.Option(
+            "--min-fraction",
+            metavar="F",
+            min=0.01,
+            max=1.0,
+            help="Share of the published busbw a run must reach.",
+        ),
+    ] = DEFAULT_MIN_FRACTION,
+    min_busbw: Annotated[
+        float | None,
+        typer.Option(
+            "--min-busbw",
+            metavar="GBPS",
+            min=0.01,
+            help="all_reduce_perf busbw floor in GB/s, instead of the published figure.",
+        ),
+    ] = None,
+    report: Annotated[
+        Path | None, typer.Option("--report", metavar="DIR", help="Write report.md, report.json, PNG plots.")
+    ] = None,
+) -> None:
+    """GO / NO-GO from nccl-tests logs: exit 0 GO, 1 NO-GO, 2 unreadable input."""
+    from gpucluster.gate.run import gate_command, resolve_instance
+
+    instance = resolve_instance(config, group, instance_type)
+    raise typer.Exit(gate_command(out, logs, instance, min_fraction, min_busbw, report))
 
 
 def main() -> None:

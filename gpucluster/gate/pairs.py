@@ -1,0 +1,96 @@
+"""Which nodes to take out: pairwise runs and efa-check lines name them.
+
+The pairwise job runs 2-node tests over disjoint pairs, then a second round with other
+partners. A node whose pairs fail for a node reason (gpucluster.gate.decide.Reason.
+node_fault) and that passes with no partner at all is a suspect; its partners passed
+elsewhere, so they are not. A pair that fails while both nodes have no passing pair
+cannot be split: the report says to run another round.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from gpucluster.gate.decide import Verdict
+from gpucluster.gate.model import Frozen
+
+# Slurm node names as the jobs print them; anything else is not pasted into a shell command.
+_NODE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_REASON_UNSAFE = re.compile(r"[^A-Za-z0-9 ._,:/()=+-]")
+_REASON_LIMIT = 120
+
+
+class Suspect(Frozen):
+    node: str
+    evidence: tuple[str, ...]
+    drain: str | None
+
+
+class Attribution(Frozen):
+    pairs: int
+    suspects: tuple[Suspect, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def drain_command(node: str, reason: str) -> str | None:
+    if not _NODE_NAME.match(node):
+        return None
+    # Inside double quotes only $, `, \ and " are special: keep a plain subset, one line.
+    text = " ".join(_REASON_UNSAFE.sub(" ", f"gpucluster gate: {reason}").split())[:_REASON_LIMIT].strip()
+    return f'scontrol update nodename={node} state=drain reason="{text}"'
+
+
+def attribute(verdicts: list[Verdict]) -> Attribution:
+    passed: set[str] = set()
+    failed: dict[str, list[str]] = defaultdict(list)
+    failed_pairs: list[tuple[str, str]] = []
+    undecided = 0
+    pairs = 0
+    for verdict in verdicts:
+        run = verdict.run
+        if run is None or run.pair is None:
+            continue
+        pairs += 1
+        first, second = run.pair.nodes
+        if verdict.go:
+            passed.update(run.pair.nodes)
+        elif any(reason.node_fault for reason in verdict.reasons):
+            codes = ", ".join(sorted({reason.code for reason in verdict.reasons if reason.node_fault}))
+            failed[first].append(f"pair with {second} (round {run.pair.round}): {codes}")
+            failed[second].append(f"pair with {first} (round {run.pair.round}): {codes}")
+            failed_pairs.append((first, second))
+        else:
+            undecided += 1
+    for verdict in verdicts:
+        for check in verdict.efa_checks:
+            if check.failed:
+                result = check.result
+                failed[result.node].append(
+                    f"efa-check: {result.efa_devices}/{result.expected_efa_devices} EFA, {result.reason}"
+                )
+    suspects = sorted(node for node in failed if node not in passed or _efa_failed(failed[node]))
+    notes = [
+        f"pair {first},{second} failed and neither node passed with another partner: "
+        "run another pairwise round to tell which"
+        for first, second in failed_pairs
+        if first in suspects and second in suspects and not _efa_failed(failed[first] + failed[second])
+    ]
+    if undecided:
+        notes.append(f"{undecided} pair run(s) could not be judged (see their reasons): they name no node")
+    unnamed = [node for node in suspects if not _NODE_NAME.match(node)]
+    if unnamed:
+        notes.append(f"no drain command for node names that are not plain names: {', '.join(unnamed)}")
+    return Attribution(
+        pairs=pairs,
+        suspects=tuple(
+            Suspect(node=node, evidence=tuple(failed[node]), drain=drain_command(node, failed[node][0]))
+            for node in suspects
+        ),
+        notes=tuple(notes),
+    )
+
+
+def _efa_failed(evidence: list[str]) -> bool:
+    # A node's own efa-check failure names it whatever its pairs did.
+    return any(item.startswith("efa-check:") for item in evidence)

@@ -1,0 +1,144 @@
+"""`gpucluster gate`: logs in, a verdict out (exit 0 GO, 1 NO-GO; bad input raises BadInput)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from gpucluster.bad_input import BadInput, output_dir
+from gpucluster.catalog import InstanceType, load_catalog
+from gpucluster.gate.decide import Context, Verdict, decide_run
+from gpucluster.gate.efa_checks import decide_efa_checks
+from gpucluster.gate.json_log import looks_like_json, parse_json
+from gpucluster.gate.lines import read_text
+from gpucluster.gate.pairs import attribute
+from gpucluster.gate.report import GateResult, drain_lines, json_report, markdown, reason_lines, summary_table
+from gpucluster.tables import print_table
+
+EXIT_GO = 0
+EXIT_NO_GO = 1
+
+
+def resolve_instance(
+    config: Path | None, group: str | None, instance_type: str | None
+) -> InstanceType | None:
+    """The instance type whose figures apply: from --instance-type or the config's group."""
+    if instance_type is not None and (config is not None or group is not None):
+        raise BadInput(
+            instance_type,
+            "(--instance-type)",
+            "is given together with --config/--group",
+            "pass either --instance-type or --config with --group",
+        )
+    if config is None:
+        if group is not None:
+            raise BadInput(group, "(--group)", "needs --config", "pass the cluster config the group is in")
+        return _catalog_type(instance_type) if instance_type is not None else None
+    from gpucluster.loader import load_config
+
+    groups = load_config(config).compute_groups
+    names = ", ".join(entry.name for entry in groups)
+    if group is None:
+        if len(groups) == 1:
+            return groups[0].instance
+        raise BadInput(
+            config, "(--group)", f"the config has {len(groups)} compute groups", f"pass --group {names}"
+        )
+    for entry in groups:
+        if entry.name == group:
+            return entry.instance
+    raise BadInput(config, "(--group)", f"no compute group '{group}'", f"pass one of: {names}")
+
+
+def _catalog_type(name: str) -> InstanceType:
+    catalog = load_catalog()
+    if name not in catalog:
+        raise BadInput(
+            name,
+            "(--instance-type)",
+            "is not in the instance catalog",
+            f"pass one of: {', '.join(catalog.names())}, or use --min-busbw",
+        )
+    return catalog.get(name)
+
+
+def judge_log(path: Path, context: Context) -> list[Verdict]:
+    text = read_text(path)
+    source = str(path)
+    if looks_like_json(text):
+        return [decide_run(parse_json(source, text), context)]
+    from gpucluster.gate.text_log import parse_text
+
+    runs, checks = parse_text(source, text)
+    verdicts = [decide_run(run, context) for run in runs]
+    if checks:
+        verdicts.append(decide_efa_checks(source, checks))
+    return verdicts
+
+
+def evaluate(logs: list[Path], context: Context) -> GateResult:
+    verdicts = [verdict for path in logs for verdict in judge_log(path, context)]
+    return GateResult(
+        go=bool(verdicts) and all(verdict.go for verdict in verdicts),
+        instance_type=context.instance.name if context.instance else None,
+        min_fraction=context.min_fraction,
+        min_busbw_gbps=context.min_busbw,
+        verdicts=tuple(verdicts),
+        attribution=attribute(verdicts),
+    )
+
+
+def write_reports(result: GateResult, directory: Path) -> list[Path]:
+    """report.md, report.json and one busbw PNG per run with bandwidth to draw."""
+    from gpucluster.gate.plot import plot_name, write_plot
+
+    output_dir(directory, "--report")
+    plots: dict[int, str] = {}
+    written: list[Path] = []
+    try:
+        for index, verdict in enumerate(result.verdicts):
+            name = plot_name(index, verdict)
+            if write_plot(verdict, directory / name):
+                plots[index] = name
+                written.append(directory / name)
+        for name, text in (
+            ("report.md", markdown(result, plots)),
+            ("report.json", json_report(result, plots)),
+        ):
+            (directory / name).write_text(text)
+            written.append(directory / name)
+    except OSError as exc:
+        raise BadInput(
+            exc.filename or directory,
+            "(--report)",
+            f"cannot be written ({exc.strerror})",
+            "pass a directory you can write to --report",
+        ) from None
+    return written
+
+
+def gate_command(
+    console: Console,
+    logs: list[Path],
+    instance: InstanceType | None,
+    min_fraction: float,
+    min_busbw: float | None,
+    report: Path | None,
+) -> int:
+    result = evaluate(logs, Context(instance=instance, min_fraction=min_fraction, min_busbw=min_busbw))
+    print_table(console, summary_table(result))
+    for line in reason_lines(result):
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
+    drains = drain_lines(result)
+    if drains:
+        console.print("take the suspect nodes out of scheduling:", highlight=False)
+        for line in drains:
+            console.print(line, highlight=False, soft_wrap=True, markup=False)
+    if report is not None:
+        written = write_reports(result, report)
+        console.print(f"report written to {report} ({len(written)} files)", highlight=False, markup=False)
+    failed = sum(1 for verdict in result.verdicts if not verdict.go)
+    summary = "GO" if result.go else f"NO-GO ({failed} of {len(result.verdicts)} runs)"
+    console.print(summary, highlight=False, markup=False)
+    return EXIT_GO if result.go else EXIT_NO_GO

@@ -1,0 +1,275 @@
+"""`gpucluster gate` on the cases no public log shows whole (built by tests/nccl_logs.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpucluster.catalog import load_catalog
+from gpucluster.cli import app
+from gpucluster.gate.decide import Context, Verdict
+from gpucluster.gate.job_output import EfaCheck, efa_check_line
+from gpucluster.gate.model import Count, Versions
+from gpucluster.gate.run import judge_log
+from tests.conftest import REPO
+from tests.nccl_logs import GiB, Spec, json_log, text_log
+
+P5 = "p5.48xlarge"
+
+
+def gate(*args: str | Path):
+    return CliRunner().invoke(app, ["gate", *map(str, args)])
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def judged(tmp_path: Path, spec: Spec, *, instance_type: str | None = P5, min_busbw: float | None = None):
+    path = write(tmp_path, "all_reduce.log", text_log(spec))
+    instance = load_catalog().get(instance_type) if instance_type else None
+    return judge_log(path, Context(instance, 0.8, min_busbw))
+
+
+def codes(verdict: Verdict) -> set[str]:
+    return {reason.code for reason in verdict.reasons}
+
+
+@pytest.mark.parametrize("prefix", ["none", "srun", "mpirun"])
+def test_healthy_p5_pair_is_go_with_every_launcher_prefix(tmp_path, prefix):
+    (verdict,) = judged(tmp_path, Spec(prefix=prefix))
+    assert verdict.go, [reason.text for reason in verdict.reasons]
+    run = verdict.run
+    assert run is not None
+    assert (run.collective, run.collective_from) == ("all_reduce_perf", "log")
+    assert run.ranks == Count(value=16, origin="log") and run.nodes == Count(value=2, origin="log")
+    assert len(run.rows) == 32 and run.versions == Versions(nccl="2.23.4", nccl_tests="2.19.6")
+    assert [(seen.host, seen.kind, seen.efa_nics) for seen in run.networks] == [
+        ("gpu-1", "efa", 32),
+        ("gpu-2", "efa", 32),
+    ]
+    result = gate(tmp_path / "all_reduce.log", "--instance-type", P5)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == "GO"
+
+
+def test_socket_fallback_on_one_node_is_named(tmp_path):
+    (verdict,) = judged(tmp_path, Spec(network={"gpu-2": "socket"}, peak_busbw=11.0))
+    assert codes(verdict) == {"transport-not-efa", "busbw-below-threshold"}
+    (transport,) = [reason for reason in verdict.reasons if reason.code == "transport-not-efa"]
+    assert transport.nodes == ("gpu-2",) and "Socket" in transport.text
+
+
+def test_fewer_efa_nics_than_the_catalog_names_the_host(tmp_path):
+    (verdict,) = judged(tmp_path, Spec(nics={"gpu-1": 31}))
+    assert codes(verdict) == {"efa-nics"}
+    (reason,) = verdict.reasons
+    assert reason.nodes == ("gpu-1",) and "32" in reason.text and "gpu-1: 31" in reason.text
+
+
+def test_wrong_results_and_out_of_bounds_are_each_a_reason(tmp_path):
+    (verdict,) = judged(tmp_path, Spec(wrong={1 << 20: 3, 8 * GiB: 1}, out_of_bounds=4))
+    assert codes(verdict) == {"wrong-results", "out-of-bounds"}
+    wrong = next(reason for reason in verdict.reasons if reason.code == "wrong-results")
+    assert "8 wrong values" in wrong.text and "1 MiB" in wrong.text and "8 GiB" in wrong.text
+
+
+def test_killed_run_stopped_early(tmp_path):
+    (verdict,) = judged(tmp_path, Spec(last_size=2 * GiB, summary=False))
+    assert codes(verdict) == {"stopped-early"}
+    (reason,) = verdict.reasons
+    assert "2 GiB of the 16 GiB" in reason.text and "summary" in reason.text
+
+
+def test_run_cut_mid_row_names_the_line(tmp_path):
+    (verdict,) = judged(tmp_path, Spec(last_size=256 << 20, cut_row=True, summary=False))
+    assert "stopped-early" in codes(verdict) and "no-large-message" in codes(verdict)
+    assert verdict.run is not None and verdict.run.cut_row_line is not None
+
+
+def test_low_bandwidth_against_the_published_p5_figure(tmp_path):
+    (verdict,) = judged(tmp_path, Spec(peak_busbw=300.0))
+    assert codes(verdict) == {"busbw-below-threshold"}
+    assert "389.67 GB/s = 0.8 x 487.09 GB/s" in verdict.reasons[0].text
+    # --min-fraction lowers the bar; --min-busbw replaces the figure.
+    assert gate(tmp_path / "all_reduce.log", "--instance-type", P5, "--min-fraction", "0.6").exit_code == 0
+    assert gate(tmp_path / "all_reduce.log", "--instance-type", P5, "--min-busbw", "250").exit_code == 0
+    assert gate(tmp_path / "all_reduce.log", "--instance-type", P5, "--min-busbw", "350").exit_code == 1
+
+
+def test_one_node_tests_no_network(tmp_path):
+    (verdict,) = judged(tmp_path, Spec(hosts=("gpu-1",), peak_busbw=480.0))
+    assert codes(verdict) == {"one-node"}
+
+
+def test_no_info_lines_leave_the_transport_unproven(tmp_path):
+    (verdict,) = judged(tmp_path, Spec(info_lines=False))
+    assert codes(verdict) == {"transport-unknown"}
+
+
+def test_json_of_a_healthy_run_lacks_only_the_transport(tmp_path):
+    path = write(tmp_path, "x.json", json_log(Spec()))
+    (verdict,) = judge_log(path, Context(load_catalog().get(P5), 0.8, None))
+    assert codes(verdict) == {"transport-unknown"}
+    assert verdict.run is not None
+    assert (verdict.run.ranks, verdict.run.nodes) == (
+        Count(value=16, origin="json"),
+        Count(value=2, origin="json"),
+    )
+    assert verdict.peak is not None and verdict.peak.size_bytes == 16 * GiB
+
+
+def test_json_with_wrong_values(tmp_path):
+    path = write(tmp_path, "x.json", json_log(Spec(wrong={4 * GiB: 2}, out_of_bounds=2)))
+    (verdict,) = judge_log(path, Context(load_catalog().get(P5), 0.8, None))
+    assert codes(verdict) == {"transport-unknown", "wrong-results", "out-of-bounds"}
+
+
+def test_several_collectives_in_one_log_are_judged_each(tmp_path):
+    text = text_log(Spec()) + text_log(Spec(collective="all_gather_perf", peak_busbw=10.0))
+    verdicts = judge_log(write(tmp_path, "nccl.log", text), Context(load_catalog().get(P5), 0.8, None))
+    assert [verdict.run.collective for verdict in verdicts if verdict.run] == [
+        "all_reduce_perf",
+        "all_gather_perf",
+    ]
+    assert all(verdict.go for verdict in verdicts)
+    assert any("bandwidth not judged" in note for note in verdicts[1].notes)
+
+
+def _garbled(text: str, size: int) -> str:
+    """The log with one row's busbw replaced by something that is not a number."""
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        tokens = line.split()
+        if tokens and tokens[0] == str(size):
+            tokens[7] = "12.3.4"
+            lines[index] = " ".join(tokens)
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("hello\nworld\n", "line 3"),
+        (_garbled(text_log(Spec()), 1 << 20), "line 53: a result row holds a value that is not a number"),
+        ("{not json\n", "line 1"),
+        ('{"version": 3}\n', "results"),
+        ('{"results": [{"size": "big"}]}', "results[0].size"),
+    ],
+    ids=["no-table", "garbled-row", "bad-json", "json-without-results", "json-bad-size"],
+)
+def test_unreadable_input_exits_2_naming_file_and_line(tmp_path, text, where):
+    path = write(tmp_path, "bad.log", text)
+    result = gate(path, "--instance-type", P5)
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"error {path}: {where}"), result.output
+    assert "Traceback" not in result.output
+
+
+def test_row_cut_in_the_middle_of_the_table_exits_2(tmp_path):
+    lines = text_log(Spec()).splitlines()
+    index = next(i for i, line in enumerate(lines) if line.lstrip().startswith("1048576 "))
+    lines[index] = lines[index][:40]
+    path = write(tmp_path, "bad.log", "\n".join(lines))
+    result = gate(path)
+    assert result.exit_code == 2
+    assert f"line {index + 1}: a result row is cut short" in result.output
+
+
+def test_names_from_the_log_are_printed_as_they_are_not_as_markup(tmp_path):
+    text = text_log(Spec(collective="[bold]x_perf", network={"gpu-2": "socket"})).replace(
+        "Using network Socket", "Using network [bold]x[/y]"
+    )
+    path = write(tmp_path, "[red]all_reduce.log", text)
+    result = gate(path, "--instance-type", P5)
+    assert result.exit_code == 1, result.output
+    assert "[red]all_reduce.log:1" in result.output and "[bold]x_perf" in result.output
+    assert "[bold]x[/y]" in result.output
+
+
+def test_binary_missing_and_directory_inputs_exit_2(tmp_path):
+    binary = tmp_path / "core"
+    binary.write_bytes(b"# nThread\n\x00\x01")
+    assert gate(binary).output.startswith(f"error {binary}: line 2: holds binary data")
+    assert gate(tmp_path / "nope.log").exit_code == 2
+    assert "is a directory" in gate(tmp_path).output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--instance-type", "p9.huge"], "(--instance-type): is not in the instance catalog"),
+        (["--instance-type", P5, "--config", "x.yaml"], "is given together with --config/--group"),
+        (["--group", "gpu"], "(--group): needs --config"),
+        (["--config", str(REPO / "examples" / "mixed.yaml")], "the config has 3 compute groups"),
+        (["--config", str(REPO / "examples" / "default.yaml"), "--group", "nope"], "no compute group 'nope'"),
+    ],
+)
+def test_bad_threshold_options_exit_2(tmp_path, args, message):
+    path = write(tmp_path, "a.log", text_log(Spec()))
+    result = gate(path, *args)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_help_names_arguments_as_typed_and_no_log_is_a_usage_error():
+    shown = CliRunner().invoke(app, ["gate", "-h"])
+    assert shown.exit_code == 0
+    usage = " ".join(shown.output.split())
+    assert "LOG..." in usage and "--min-busbw GBPS" in usage and "--report DIR" in usage
+    assert "<path>" not in usage and "<float>" not in usage
+    missing = gate()
+    assert missing.exit_code == 2 and missing.output.startswith("usage error: gpucluster gate:")
+
+
+def test_json_without_end_time_stopped_early(tmp_path):
+    data = json.loads(json_log(Spec()))
+    del data["end_time"]
+    data["results"] = data["results"][:10]
+    path = write(tmp_path, "x.json", json.dumps(data))
+    (verdict,) = judge_log(path, Context(load_catalog().get(P5), 0.8, None))
+    assert {"stopped-early", "no-large-message"} <= codes(verdict)
+    stopped = next(reason for reason in verdict.reasons if reason.code == "stopped-early")
+    assert "no end_time" in stopped.text and "4 KiB of the 16 GiB" in stopped.text
+
+
+def test_min_fraction_out_of_range_is_a_usage_error(tmp_path):
+    path = write(tmp_path, "a.log", text_log(Spec()))
+    result = gate(path, "--min-fraction", "0")
+    assert result.exit_code == 2 and result.output.startswith("usage error: gpucluster gate:")
+
+
+def test_efa_check_output_names_the_failing_node(tmp_path):
+    lines = [
+        efa_check_line(EfaCheck("gpu-1", True, 32, 32, 8, "ok")),
+        "1: " + efa_check_line(EfaCheck("gpu-2", False, 30, 32, 8, "2 EFA devices missing")),
+    ]
+    path = write(tmp_path, "efa-check.out", "\n".join(lines) + "\n")
+    result = gate(path)
+    assert result.exit_code == 1
+    assert (
+        'scontrol update nodename=gpu-2 state=drain reason="gpucluster gate: efa-check: 30/32 EFA'
+        in result.output
+    )
+    assert "nodename=gpu-1" not in result.output
+    (verdict,) = judge_log(path, Context(None, 0.8, None))
+    assert [reason.nodes for reason in verdict.reasons] == [("gpu-2",)]
+
+
+def test_config_with_one_group_needs_no_group(tmp_path):
+    path = write(tmp_path, "a.log", text_log(Spec()))
+    assert gate(path, "--config", REPO / "examples" / "default.yaml").exit_code == 0
+
+
+def test_report_json_says_go_for_ci(tmp_path):
+    path = write(tmp_path, "a.log", text_log(Spec()))
+    result = gate(path, "--instance-type", P5, "--report", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["verdict"] == "GO" and report["exit_code"] == 0
+    assert report["verdicts"][0]["threshold"]["figure"]["source"].startswith("https://github.com/")
