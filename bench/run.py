@@ -53,18 +53,18 @@ class Check:
 
 def synth_in_child(config: str, outdir: Path) -> None:
     """Runs in the timed child process."""
-    from gpucluster.cdk_runtime import use_wheel_node
+    from gpucluster.synth.cdk_runtime import use_wheel_node
 
     use_wheel_node()
     if config == EMPTY:
-        from gpucluster.cdk_runtime import cdk_context, new_app
+        from gpucluster.synth.cdk_runtime import cdk_context, new_app
 
         # build_app's own App and context, without any gpucluster import beyond cdk_runtime:
         # the floor differs from the default synth only by the cluster.
         new_app(str(outdir), cdk_context()).synth()
         return
-    from gpucluster.loader import load_config
-    from gpucluster.synth import synthesize
+    from gpucluster.config.loader import load_config
+    from gpucluster.synth.app import synthesize
 
     nag = not config.startswith(NO_NAG_PREFIX)
     synthesize(load_config(config.removeprefix(NO_NAG_PREFIX)), outdir, nag=nag)
@@ -108,8 +108,8 @@ def templates_in(outdir: Path) -> list[Template]:
 def report(
     console: Console, samples: dict[str, list[Sample]], outputs: dict[str, Path], configs: dict[str, Path]
 ) -> list[Check]:
-    from gpucluster.loader import load_config
-    from gpucluster.summary import user_data_sizes
+    from gpucluster.config.loader import load_config
+    from gpucluster.synth.summary import user_data_sizes
 
     checks: list[Check] = []
     wall = {name: statistics.median(s.wall for s in runs) for name, runs in samples.items()}

@@ -15,8 +15,8 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from gpucluster import names
+from gpucluster.bootstrap.userdata import BundleRef, archive_sha256, bundle_archive, render_bundle
 from gpucluster.config import ClusterConfig
-from gpucluster.userdata import BundleRef, archive_sha256, bundle_archive, render_bundle
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from constructs import Construct
 
 from gpucluster import names
 from gpucluster.config import ClusterConfig
-from gpucluster.slurm_conf import SlurmSite
+from gpucluster.slurm.conf import SlurmSite
 
 TTL_SECONDS = "60"
 

@@ -29,7 +29,8 @@ from constructs_lib.efa_launch_template import (
 )
 from constructs_lib.launch_settings import node_tags
 from constructs_lib.nag import acknowledge
-from gpucluster import boot_budget, names
+from gpucluster import names
+from gpucluster.bootstrap import boot_budget
 from gpucluster.config import (
     CapacityBlockCapacity,
     ClusterConfig,
@@ -37,7 +38,7 @@ from gpucluster.config import (
     OdcrCapacity,
 )
 
-# The bootstrap's waits plus a margin (gpucluster.boot_budget): a slow but healthy node is
+# The bootstrap's waits plus a margin (gpucluster.bootstrap.boot_budget): a slow but healthy node is
 # not abandoned while it is inside its own waits; it also sends heartbeats while it boots.
 LAUNCH_HOOK_TIMEOUT_SECONDS = boot_budget.heartbeat_timeout()
 

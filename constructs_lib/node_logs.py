@@ -14,9 +14,10 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from gpucluster import names, node_logs
+from gpucluster import names
+from gpucluster.bootstrap import node_logs
 from gpucluster.config import ClusterConfig
-from gpucluster.slurm_conf import SlurmSite
+from gpucluster.slurm.conf import SlurmSite
 
 _RETENTION = {90: logs.RetentionDays.THREE_MONTHS}
 

@@ -22,8 +22,8 @@ from constructs_lib.node_image import node_image_id
 from constructs_lib.node_logs import NodeLogs, NodeLogsProps
 from constructs_lib.node_roles import NodeRoles, NodeRolesProps
 from gpucluster import names
+from gpucluster.bootstrap.userdata import BundleRef, render_user_data
 from gpucluster.config import ClusterConfig
-from gpucluster.userdata import BundleRef, render_user_data
 
 
 class ClusterStack(cdk.Stack):

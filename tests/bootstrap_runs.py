@@ -5,7 +5,7 @@ lifecycle and to slurmd."""
 from __future__ import annotations
 
 from gpucluster.config import ClusterConfig, ComputeGroupConfig, OnDemandCapacity
-from gpucluster.loader import load_config
+from gpucluster.config.loader import load_config
 from tests.conftest import REPO
 from tests.shell_downloads import with_fixture_checksums
 from tests.shell_harness import Node, Run

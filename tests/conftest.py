@@ -12,13 +12,13 @@ import pytest
 # every subprocess it starts) judges them at this fixed time. Tests of expiry pass `now=`.
 os.environ["GPUCLUSTER_NOW"] = "2026-12-01T00:00:00Z"
 
-from gpucluster.cdk_runtime import use_wheel_node
+from gpucluster.synth.cdk_runtime import use_wheel_node
 
 use_wheel_node()
 
 from gpucluster.config import ClusterConfig  # noqa: E402
-from gpucluster.loader import load_config  # noqa: E402
-from gpucluster.synth import SynthResult, synthesize  # noqa: E402
+from gpucluster.config.loader import load_config  # noqa: E402
+from gpucluster.synth.app import SynthResult, synthesize  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))

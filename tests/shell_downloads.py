@@ -8,7 +8,7 @@ import hashlib
 import io
 import tarfile
 
-from gpucluster.bootstrap import enroot_downloads
+from gpucluster.bootstrap.bundle import enroot_downloads
 from gpucluster.config import ClusterConfig, SoftwareConfig
 
 

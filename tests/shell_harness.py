@@ -14,10 +14,11 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpucluster import lustre_client, names, node_logs
-from gpucluster.bootstrap import bundle_files, enroot_downloads, pyxis_download
+from gpucluster import names
+from gpucluster.bootstrap import lustre_client, node_logs
+from gpucluster.bootstrap.bundle import bundle_files, enroot_downloads, pyxis_download
 from gpucluster.config import ClusterConfig
-from gpucluster.slurm_conf import SlurmSite
+from gpucluster.slurm.conf import SlurmSite
 from tests.shell_downloads import fixture_bytes, pyxis_fixture
 from tests.shell_stubs import ALLOWED_TOOLS, CLOUDWATCH_AGENT_SHIM, STUBS
 

@@ -1,4 +1,4 @@
-"""The boot budget (gpucluster.boot_budget): every wait of the bootstrap is drawn from it,
+"""The boot budget (gpucluster.bootstrap.boot_budget): every wait of the bootstrap is drawn from it,
 the compute launch hook's HeartbeatTimeout is derived from it, and the node's heartbeat
 loop runs, stops with the bootstrap and never fails it."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster import boot_budget
-from gpucluster.bootstrap import bundle_files
-from gpucluster.loader import load_config
+from gpucluster.bootstrap import boot_budget
+from gpucluster.bootstrap.bundle import bundle_files
+from gpucluster.config.loader import load_config
 from tests.conftest import resources_of
 from tests.shell_downloads import with_fixture_checksums
 from tests.shell_harness import ASG_NAME, INSTANCE_ID, Node

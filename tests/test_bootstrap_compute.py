@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.bootstrap import BUNDLE_INSTALL_DIR
+from gpucluster.bootstrap.bundle import BUNDLE_INSTALL_DIR
+from gpucluster.bootstrap.render_files import render_to_dir
 from gpucluster.names import LAUNCH_LIFECYCLE_HOOK
-from gpucluster.render_cmd import render_to_dir
-from gpucluster.slurm_conf import node_local_files, node_name, render_slurm_files, slurmd_conf_line
+from gpucluster.slurm.conf import node_local_files, node_name, render_slurm_files, slurmd_conf_line
 from tests.bootstrap_runs import CHANGING_CALLS, abandoned, continued, example, slurmd_dropin, with_group
 from tests.shell_harness import INSTANCE_ID, MUNGE_SECRET, Node
 

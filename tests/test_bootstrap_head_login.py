@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.bootstrap import BUNDLE_INSTALL_DIR, bundle_files, head_agents
-from gpucluster.slurm_conf import controller_hostname
+from gpucluster.bootstrap.bundle import BUNDLE_INSTALL_DIR, bundle_files, head_agents
+from gpucluster.slurm.conf import controller_hostname
 from tests.bootstrap_runs import CHANGING_CALLS, abandoned, continued, example
 from tests.shell_harness import Node
 
@@ -68,7 +68,7 @@ def test_head_bundle_carries_the_agents_and_their_timers() -> None:
 
 
 def test_thin_user_data_unpacks_where_boot_units_look() -> None:
-    from gpucluster.userdata import BundleRef, render_user_data
+    from gpucluster.bootstrap.userdata import BundleRef, render_user_data
 
     cfg = example("default")
     ref = BundleRef(url="s3://bucket/key.tar.gz", sha256="0" * 64)

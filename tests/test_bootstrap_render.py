@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.bootstrap import bundle_files, lustre_efa_interfaces
-from gpucluster.loader import load_config
+from gpucluster.bootstrap.bundle import bundle_files, lustre_efa_interfaces
+from gpucluster.bootstrap.render_files import render_to_dir
+from gpucluster.bootstrap.userdata import USER_DATA_LIMIT
+from gpucluster.config.loader import load_config
 from gpucluster.names import LAUNCH_LIFECYCLE_HOOK
-from gpucluster.render_cmd import render_to_dir
-from gpucluster.slurm_conf import node_local_files, slurmd_conf_line
-from gpucluster.summary import user_data_sizes
-from gpucluster.userdata import USER_DATA_LIMIT
+from gpucluster.slurm.conf import node_local_files, slurmd_conf_line
+from gpucluster.synth.summary import user_data_sizes
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))

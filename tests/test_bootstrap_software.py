@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from gpucluster.config import SoftwareConfig
-from gpucluster.loader import load_config
+from gpucluster.config.loader import load_config
 
 PUBLISHED = {
     # enroot 4.2.1 release .debs and the pyxis v0.24.0 tag archive (sources: bootstrap notes).

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from gpucluster.bad_input import BadInput, error_lines
-from gpucluster.cdk_context import config_path
-from gpucluster.cdk_runtime import cdk_context
+from gpucluster.synth.cdk_context import config_path
+from gpucluster.synth.cdk_runtime import cdk_context
 from tests.conftest import REPO
 from tests.test_cdk_cli import CDK
 

@@ -141,7 +141,7 @@ def test_scan_of_missing_path_is_bad_input(tmp_path):
 
 
 def test_an_unexpected_failure_is_one_line_exit_3_not_a_traceback(monkeypatch):
-    import gpucluster.cli as cli
+    import gpucluster.cli.root as cli
 
     def explode(path):
         raise KeyError("surprise")

@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from gpucluster import yaml_input
 from gpucluster.bad_input import BadInput
 from gpucluster.cli import app
-from gpucluster.loader import load_config, parse_config
+from gpucluster.config import yaml_input
+from gpucluster.config.loader import load_config, parse_config
 from tests.conftest import REPO
 
 DEFAULT_TEXT = (REPO / "examples" / "default.yaml").read_text()

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpucluster.bad_input import BadInput
-from gpucluster.loader import parse_config
+from gpucluster.config.loader import parse_config
 from tests.conftest import REPO
 
 DEFAULT = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())

@@ -10,7 +10,7 @@ import yaml
 
 from gpucluster.bad_input import BadInput
 from gpucluster.config import fsx_rules
-from gpucluster.loader import parse_config
+from gpucluster.config.loader import parse_config
 from tests.conftest import REPO
 
 DEFAULT = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())

@@ -235,7 +235,7 @@ def test_schema_command_prints_the_model_schema():
 def test_quoted_clock_time_is_hours_minutes_seconds():
     """README tells users to quote times: YAML 1.1 reads an unquoted 1:00:00 as the base-60
     integer 3600, which would be 3600 minutes. Quoted, it is one hour."""
-    from gpucluster.loader import parse_config
+    from gpucluster.config.loader import parse_config
 
     text = (REPO / "examples" / "default.yaml").read_text()
     assert "    instance_type: p5.48xlarge\n" in text

@@ -54,7 +54,7 @@ def test_report_names_the_resource_and_the_property():
 
 @pytest.fixture
 def fake_synth(monkeypatch):
-    """Stands in for gpucluster.synth (the real one: test_diff_real_synth.py); records the
+    """Stands in for gpucluster.synth.app (the real one: test_diff_real_synth.py); records the
     configs it was given."""
     produced: dict[str, dict] = {}
     configs: list = []
@@ -66,7 +66,7 @@ def fake_synth(monkeypatch):
         write_cdk_out(Path(outdir), produced)
         return types.SimpleNamespace(templates=copy.deepcopy(produced), outdir=Path(outdir))
 
-    monkeypatch.setitem(sys.modules, "gpucluster.synth", types.SimpleNamespace(synthesize=synthesize))
+    monkeypatch.setitem(sys.modules, "gpucluster.synth.app", types.SimpleNamespace(synthesize=synthesize))
     return types.SimpleNamespace(templates=produced, configs=configs, options=options_seen)
 
 
@@ -90,7 +90,7 @@ def test_diff_verb_exit_codes(tmp_path, fake_synth):
 
 
 def test_diff_loads_the_config_and_the_baseline_once(tmp_path, fake_synth, monkeypatch):
-    import gpucluster.cli as cli
+    import gpucluster.cli.root as cli
     import gpucluster.diff.baseline as baseline_module
 
     loaded: list = []

@@ -17,7 +17,7 @@ def default_variants(tmp_path_factory) -> dict[str, dict[str, dict]]:
     import yaml
 
     from gpucluster.config import ClusterConfig
-    from gpucluster.synth import synthesize
+    from gpucluster.synth.app import synthesize
 
     base = yaml.safe_load(EXAMPLE.read_text())
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 
 from gpucluster.diff import ChangeKind, diff_templates
-from gpucluster.resource_schemas import update_rules
+from gpucluster.diff.resource_schemas import update_rules
 from tests.diff_stacks import (
     ASG,
     CLUSTER,

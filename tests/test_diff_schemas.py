@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpucluster.resource_schemas import DOCUMENTED_REPLACEMENTS, resource_schema, stateful_types
+from gpucluster.diff.resource_schemas import DOCUMENTED_REPLACEMENTS, resource_schema, stateful_types
 from tests.diff_stacks import REGION
 
 

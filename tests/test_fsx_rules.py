@@ -17,7 +17,7 @@ from gpucluster.config.fsx_rules import (
     CapacityRule,
     base_rule,
 )
-from gpucluster.loader import parse_config
+from gpucluster.config.loader import parse_config
 from tests.conftest import REPO
 
 DEFAULT = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())

@@ -11,11 +11,11 @@ import yaml
 from typer.testing import CliRunner
 
 from gpucluster import names
+from gpucluster.bootstrap.userdata import BundleRef, render_user_data
 from gpucluster.cli import app
 from gpucluster.config import ClusterConfig
 from gpucluster.diff import ChangeKind, diff_templates
-from gpucluster.synth import synthesize
-from gpucluster.userdata import BundleRef, render_user_data
+from gpucluster.synth.app import synthesize
 from tests.diff_stacks import write_cdk_out
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "default.yaml"

@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from gpucluster.bootstrap import APPLIED_BUNDLE_FILE, BUNDLE_INSTALL_DIR, bundle_files, head_agents
-from gpucluster.slurm_conf import max_node_count
-from gpucluster.userdata import bundle_archive
+from gpucluster.bootstrap.bundle import APPLIED_BUNDLE_FILE, BUNDLE_INSTALL_DIR, bundle_files, head_agents
+from gpucluster.bootstrap.userdata import bundle_archive
+from gpucluster.slurm.conf import max_node_count
 from tests.bootstrap_runs import CHANGING_CALLS, example
 from tests.shell_harness import Node
 

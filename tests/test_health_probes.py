@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster import slurm_conf
-from gpucluster.health_probes import (
+from gpucluster.config.loader import load_config
+from gpucluster.slurm import conf as slurm_conf
+from gpucluster.slurm.conf import SlurmSite
+from gpucluster.slurm.health_probes import (
     KILL_GRACE_SECONDS,
     MARGIN_SECONDS,
     SLURMD_HEALTHCHECK_LIMIT_SECONDS,
     ProbeTimeouts,
 )
-from gpucluster.loader import load_config
-from gpucluster.slurm_conf import SlurmSite
 
 REPO = Path(__file__).resolve().parent.parent
 # /home plus the FSx mount point: the most mounts a node checks.

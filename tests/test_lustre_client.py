@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster import lustre_client
+from gpucluster.bootstrap import lustre_client
 from gpucluster.config import ClusterConfig
 from tests.bootstrap_runs import abandoned, continued, example
 from tests.shell_harness import LUSTRE_KEY_FINGERPRINT, Node

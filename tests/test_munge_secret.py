@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gpucluster import names
-from gpucluster.loader import load_config
+from gpucluster.config.loader import load_config
 from tests.conftest import EXAMPLE_NAMES, REPO, resources_of
 from tests.shell_downloads import with_fixture_checksums
 from tests.shell_harness import Node

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from gpucluster.cdk_runtime import cdk_context
-from gpucluster.synth import build_app
+from gpucluster.synth.app import build_app
+from gpucluster.synth.cdk_runtime import cdk_context
 
 
 def test_a_new_finding_fails_synth(tmp_path, example_configs):

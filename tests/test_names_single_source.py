@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster import names, slurm_conf
+from gpucluster import names
 from gpucluster.agents import cluster_names, maintenance, node_cleanup
-from gpucluster.bootstrap import bundle_files
-from gpucluster.loader import load_config
+from gpucluster.bootstrap.bundle import bundle_files
+from gpucluster.config.loader import load_config
+from gpucluster.slurm import conf as slurm_conf
 
 REPO = Path(__file__).resolve().parent.parent
 PRODUCTION_DIRS = ("gpucluster", "constructs_lib", "stacks", "templates")
@@ -40,10 +41,8 @@ _AGENT_SETTING_COPY = re.compile(r"[\"'$]GPUCLUSTER_(?:CLUSTER|REGION)\b|^GPUCLU
 _BOOTSTRAP_LOG_COPY = re.compile(r"/var/log/gpucluster-bootstrap\.log")
 _AGENT_ENV_FILE_COPY = re.compile(r"/etc/gpucluster/agents\.env")
 
-# Copies in modules this change leaves to their owners; each is one import away.
-PENDING = {("tag key", "gpucluster/synth.py")}
 # systemd reads its units as they are, so they name the agents' settings file literally;
-# tests/test_capacity_controller.py and tests/test_node_cleanup.py check it equals the constant.
+# tests/capacity/test_units.py and tests/test_node_cleanup.py check it equals the constant.
 UNITS = {f"templates/systemd/gpucluster-{agent}.service" for agent in ("capacity-controller", "node-cleanup")}
 
 # name -> (detector, where to look, files allowed to hold the one definition, copies it
@@ -99,7 +98,7 @@ FORMATS = {
     "bootstrap log": (
         _BOOTSTRAP_LOG_COPY,
         PRODUCTION_DIRS,
-        {"gpucluster/node_logs.py"},
+        {"gpucluster/bootstrap/node_logs.py"},
         ["exec > >(tee -a /var/log/gpucluster-bootstrap.log | logger -t gpucluster -s 2>/dev/console) 2>&1"],
     ),
     "agents' settings file": (
@@ -133,7 +132,7 @@ def test_the_source_tree_holds_one_definition(name):
     found = []
     for path in _sources(dirs):
         relative = str(path.relative_to(REPO))
-        if relative in homes or (name, relative) in PENDING:
+        if relative in homes:
             continue
         for number, line in enumerate(path.read_text().splitlines(), start=1):
             if detector.search(line):

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster import names, node_logs
-from gpucluster.loader import load_config
-from gpucluster.slurm_conf import SlurmSite
+from gpucluster import names
+from gpucluster.bootstrap import node_logs
+from gpucluster.config.loader import load_config
+from gpucluster.slurm.conf import SlurmSite
 from tests.conftest import EXAMPLE_NAMES, REPO, resources_of
 from tests.shell_downloads import fixture_bytes, with_fixture_checksums
 from tests.shell_harness import Node
@@ -149,7 +150,7 @@ def test_a_tampered_agent_download_stops_the_node(tmp_path: Path, monkeypatch) -
     run = node.run("compute", "gpu")
     assert run.returncode != 0
     assert f"{AGENT_DEB} has sha256" in run.output
-    assert "the CloudWatch agent pin (gpucluster/node_logs.py)" in run.output
+    assert "the CloudWatch agent pin (gpucluster/bootstrap/node_logs.py)" in run.output
     assert not run.called("amazon-cloudwatch-agent-ctl")
     assert not [c for c in run.calls if c.startswith("apt-get") and AGENT_DEB in c]
 

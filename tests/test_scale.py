@@ -10,10 +10,10 @@ import json
 import yaml
 
 from bench.large_config import LARGE_GROUPS, LARGE_NODES_PER_GROUP, large_config
+from gpucluster.bootstrap.userdata import USER_DATA_LIMIT
 from gpucluster.config import ClusterConfig
-from gpucluster.summary import user_data_sizes
-from gpucluster.synth import synthesize
-from gpucluster.userdata import USER_DATA_LIMIT
+from gpucluster.synth.app import synthesize
+from gpucluster.synth.summary import user_data_sizes
 from tests.conftest import REPO
 
 MAX_RESOURCES = 500

@@ -17,7 +17,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
-from gpucluster.secret_scan import FindingKind, run_scan, scan_bytes, scan_path
+from gpucluster.scan.secrets import FindingKind, run_scan, scan_bytes, scan_path
 
 ACCESS_KEY_ID = "AKIA" + "IOSFODNN7EXAMPLE"
 SESSION_KEY_ID = "ASIA" + "Q3EGUMAXXEXAMPLE"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpucluster.slurm_time import SlurmTimeError, format_minutes, parse_minutes
+from gpucluster.config.slurm_time import SlurmTimeError, format_minutes, parse_minutes
 
 
 @pytest.mark.parametrize(

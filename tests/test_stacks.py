@@ -293,7 +293,7 @@ def test_cfn_lint_is_clean(synthesized):
 
 
 def test_synth_is_deterministic(tmp_path, example_configs, synthesized):
-    from gpucluster.synth import synthesize
+    from gpucluster.synth.app import synthesize
 
     again = synthesize(example_configs["default"], tmp_path / "again")
     first = synthesized["default"]

@@ -7,10 +7,10 @@ import re
 import pytest
 from typer.testing import CliRunner
 
+from gpucluster.bootstrap.userdata import USER_DATA_LIMIT
 from gpucluster.cli import app
 from gpucluster.config import ClusterConfig
-from gpucluster.summary import user_data_sizes
-from gpucluster.userdata import USER_DATA_LIMIT
+from gpucluster.synth.summary import user_data_sizes
 from tests.conftest import REPO
 
 
@@ -48,7 +48,7 @@ def test_synth_of_invalid_config_exits_2(tmp_path):
 
 
 def test_user_data_over_budget_stops_synth_with_a_clear_error(tmp_path, monkeypatch):
-    from gpucluster import userdata
+    from gpucluster.bootstrap import userdata
 
     monkeypatch.setattr(userdata, "USER_DATA_LIMIT", 512)
     config = REPO / "examples/default.yaml"
@@ -61,10 +61,10 @@ def test_user_data_over_budget_stops_synth_with_a_clear_error(tmp_path, monkeypa
 
 def test_cdk_app_reports_user_data_over_budget_as_the_cli_does(monkeypatch):
     """`cdk synth` builds through build_app too: the same BadInput, naming the config file."""
-    from gpucluster import userdata
     from gpucluster.bad_input import BadInput, error_lines
-    from gpucluster.loader import load_config
-    from gpucluster.synth import build_app
+    from gpucluster.bootstrap import userdata
+    from gpucluster.config.loader import load_config
+    from gpucluster.synth.app import build_app
 
     monkeypatch.setattr(userdata, "USER_DATA_LIMIT", 512)
     config = REPO / "examples/default.yaml"

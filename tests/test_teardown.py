@@ -23,8 +23,8 @@ from moto import mock_aws
 
 from gpucluster import names
 from gpucluster.config import ClusterConfig
-from gpucluster.loader import load_config
-from gpucluster.synth import synthesize
+from gpucluster.config.loader import load_config
+from gpucluster.synth.app import synthesize
 from tests import moto_models
 from tests.conftest import REPO
 

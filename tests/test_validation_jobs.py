@@ -12,13 +12,13 @@ import pytest
 from pydantic import ValidationError
 
 from gpucluster.bad_input import BadInput
-from gpucluster.bootstrap import bundle_files
+from gpucluster.bootstrap.bundle import bundle_files
+from gpucluster.bootstrap.render_files import render_to_dir
 from gpucluster.config import ClusterConfig
+from gpucluster.config.loader import load_config
 from gpucluster.efa import efa_count
 from gpucluster.gate.job_output import parse_efa_check_line, parse_pair_line
-from gpucluster.loader import load_config
-from gpucluster.render_cmd import render_to_dir
-from gpucluster.validation_jobs import (
+from gpucluster.gate.jobs import (
     JOB_NAMES,
     JOBS_DIR,
     NCCL_COLLECTIVES,

@@ -1,10 +1,11 @@
 """The cluster configuration: one YAML file, validated once, in this package.
 
 Every other module receives a `ClusterConfig`; none re-checks what is checked here.
-Field names are the public contract (DESIGN.md, "The user's contract"). One module per
-section of the file (network, image, nodes, capacity, storage, software), the root in
-`cluster`; the AWS rules the sections enforce live beside them (`fsx_rules`,
-`capacity_block_rules`, `placement_rules`, `mount_points`).
+Field names are the public contract (README, Configuration reference). One module per
+section of the file (network, image, nodes, capacity, storage, software, validation), the
+root in `cluster`, the one YAML reader in `loader` and `yaml_input`; the AWS rules the
+sections enforce live beside them (`fsx_rules`, `capacity_block_rules`, `placement_rules`,
+`mount_points`).
 """
 
 from gpucluster.config.capacity import (

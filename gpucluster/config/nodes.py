@@ -16,7 +16,7 @@ from gpucluster.config.capacity import (
     OnDemandCapacity,
 )
 from gpucluster.config.fields import InstanceTypeName, StrictModel, fail, fail_at, matching
-from gpucluster.slurm_time import MINUTES_PER_DAY, SlurmTimeError, format_minutes, parse_minutes
+from gpucluster.config.slurm_time import MINUTES_PER_DAY, SlurmTimeError, format_minutes, parse_minutes
 
 # The name becomes a Slurm partition, a node-name prefix and a node feature.
 GroupName = Annotated[
@@ -31,7 +31,8 @@ GroupName = Annotated[
 RESERVED_GROUP_NAMES = frozenset({"all", "default"})
 # A job submitted without --time gets DefaultTime. Never INFINITE: a Capacity Block's
 # end-of-block MAINT reservation exists for the whole block, and a job whose limit reaches
-# into it never starts (FACTS.md, Slurm).
+# into it never starts (the scheduler only starts a job that ends before a reservation
+# on its nodes begins).
 DEFAULT_TIME_MINUTES = 60
 # MaxTime of groups not bound by a block: long enough for real training runs, short
 # enough that a forgotten job does not hold nodes for ever.

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpucluster.diff.resource_schemas import DOCUMENTED_REPLACEMENTS, stateful_types, update_rules
 from gpucluster.diff.template_values import MISSING, changed_paths, property_name, value_at
 from gpucluster.names import HEAD_NODE_ID
-from gpucluster.resource_schemas import DOCUMENTED_REPLACEMENTS, stateful_types, update_rules
 
 RETAINING_POLICIES = frozenset({"Retain", "RetainExceptOnCreate", "Snapshot"})
 # Resource attributes whose change CloudFormation applies; DependsOn only orders work.

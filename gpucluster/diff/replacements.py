@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 
 from gpucluster.diff.classify import Assessment
+from gpucluster.diff.resource_schemas import update_rules
 from gpucluster.diff.template_values import (
     IMPORT_PREFIX,
     Template,
@@ -17,7 +18,6 @@ from gpucluster.diff.template_values import (
     references,
     value_at,
 )
-from gpucluster.resource_schemas import update_rules
 
 # Attributes whose value changes when the resource is updated in place: a launch template
 # update makes a new version, so an instance pinned to GetAtt LatestVersionNumber sees a

@@ -35,7 +35,7 @@ def resolve_instance(
         if group is not None:
             raise BadInput(group, "(--group)", "needs --config", "pass the cluster config the group is in")
         return _catalog_type(instance_type) if instance_type is not None else None
-    from gpucluster.loader import load_config
+    from gpucluster.config.loader import load_config
 
     groups = load_config(config).compute_groups
     names = ", ".join(entry.name for entry in groups)

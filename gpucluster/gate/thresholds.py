@@ -21,8 +21,8 @@ from typing import Literal
 from gpucluster.gate.model import Frozen
 
 DEFAULT_MIN_FRACTION = 0.8
-# FACTS.md (NCCL / go-no-go): gate on the large-message peak, not "# Avg bus bandwidth",
-# which averages in the latency-bound small messages.
+# Gate on the large-message peak, not "# Avg bus bandwidth", which averages in the
+# latency-bound small messages.
 LARGE_MESSAGE_BYTES = 1 << 30
 
 

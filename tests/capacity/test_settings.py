@@ -10,7 +10,7 @@ import pytest
 
 from gpucluster.agents import capacity_controller as cc
 from gpucluster.agents import runtime
-from gpucluster.loader import load_config
+from gpucluster.config.loader import load_config
 from gpucluster.rendering import render
 from tests.conftest import EXAMPLE_NAMES, REPO
 

@@ -2,7 +2,7 @@
 
 Each test module builds its constructs once (module-scoped fixtures) with `build`, then
 asserts on the template with aws_cdk.assertions. The app is the one every gpucluster
-synth starts from (gpucluster.synth.new_app), so the settings match production's.
+synth starts from (gpucluster.synth.app.new_app), so the settings match production's.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any, Generic, TypeVar
 import aws_cdk as cdk
 from aws_cdk.assertions import Template
 
-from gpucluster.cdk_runtime import new_app
 from gpucluster.config import ClusterConfig
+from gpucluster.synth.cdk_runtime import new_app
 
 C = TypeVar("C")
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from constructs_lib.bootstrap_bundle import BootstrapBundle, BootstrapBundleProps
-from gpucluster.userdata import archive_sha256, bundle_archive, render_bundle
+from gpucluster.bootstrap.userdata import archive_sha256, bundle_archive, render_bundle
 from tests.constructs.small_stack import Built, build
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from constructs_lib.node_logs import NodeLogs, NodeLogsProps
 from gpucluster import names
-from gpucluster.node_logs import shipped_files
-from gpucluster.slurm_conf import SlurmSite
+from gpucluster.bootstrap.node_logs import shipped_files
+from gpucluster.slurm.conf import SlurmSite
 from tests.constructs.small_stack import Built, build
 
 

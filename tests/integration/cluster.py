@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpucluster import slurm_conf
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
-from gpucluster.slurm_conf import SlurmSite
+from gpucluster.slurm import conf as slurm_conf
+from gpucluster.slurm.conf import SlurmSite
 from tests.integration.host import HarnessError, Teardown, kill_pid, require_free_port, run, wait_for
 from tests.integration.network import Network, netns_pids
 from tests.integration.prerequisites import ProcessTracking, process_tracking

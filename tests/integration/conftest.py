@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster import slurm_conf
-from gpucluster.loader import load_config
+from gpucluster.config.loader import load_config
+from gpucluster.slurm import conf as slurm_conf
 from tests.integration.cluster import SLURM_CONF_LINK, SlurmCluster
 from tests.integration.daemons import Munge
 from tests.integration.host import HarnessError, Teardown, wait_for

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpucluster.config import ClusterConfig
-from gpucluster.slurm_conf import SlurmSite
+from gpucluster.slurm.conf import SlurmSite
 from tests.integration.host import HarnessError, run
 from tests.integration.network import NETNS_PREFIX
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from gpucluster import slurm_conf
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
-from gpucluster.health_probes import FABRIC_MANAGER_UNIT
-from gpucluster.slurm_conf import SlurmSite
+from gpucluster.slurm import conf as slurm_conf
+from gpucluster.slurm.conf import SlurmSite
+from gpucluster.slurm.health_probes import FABRIC_MANAGER_UNIT
 from tests.integration.host import Teardown, run
 from tests.integration.network import CONTROLLER_IP
 from tests.integration.prerequisites import ProcessTracking

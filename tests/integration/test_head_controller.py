@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.bootstrap import SLURMCTLD_LOCK_BUSY_EXIT, SLURMCTLD_RESTART_KEYS
-from gpucluster.slurm_conf import max_node_count
+from gpucluster.bootstrap.bundle import SLURMCTLD_LOCK_BUSY_EXIT, SLURMCTLD_RESTART_KEYS
+from gpucluster.slurm.conf import max_node_count
 from tests.bootstrap_runs import example
 from tests.integration.cluster import SlurmCluster
 from tests.integration.host import HarnessError, require_free_port, wait_for

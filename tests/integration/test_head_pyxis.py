@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster import slurm_conf
-from gpucluster.slurm_conf import SlurmSite
+from gpucluster.slurm import conf as slurm_conf
+from gpucluster.slurm.conf import SlurmSite
 from tests.integration.cluster import SlurmCluster
 from tests.integration.host import run
 from tests.integration.prerequisites import installed_slurm_release

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster import names, slurm_conf
+from gpucluster import names
+from gpucluster.slurm import conf as slurm_conf
 from tests.integration.cluster import SlurmCluster
 from tests.integration.daemons import DnsServer
 from tests.integration.host import wait_for

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from gpucluster.agents import maintenance
-from gpucluster.slurm_time import format_minutes, parse_minutes
+from gpucluster.config.slurm_time import format_minutes, parse_minutes
 from tests.integration.cluster import SlurmCluster
 from tests.integration.host import wait_for
 

@@ -12,7 +12,7 @@ import pytest
 
 from gpucluster.efa import efa_count
 from gpucluster.gate.job_output import parse_efa_check_line, parse_pair_line
-from gpucluster.validation_jobs import job_files, job_path
+from gpucluster.gate.jobs import job_files, job_path
 from tests.integration.cluster import SlurmCluster
 from tests.integration.host import run
 from tests.integration.validation_stubs import NCCL_TESTS, write_one_short_fi_info, write_stubs

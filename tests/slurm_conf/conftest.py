@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpucluster.config import ClusterConfig
-from gpucluster.loader import load_config
+from gpucluster.config.loader import load_config
 from tests.conftest import EXAMPLES
 
 

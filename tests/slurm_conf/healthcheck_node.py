@@ -6,10 +6,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from gpucluster import slurm_conf
 from gpucluster.config import ClusterConfig
-from gpucluster.health_probes import ProbeTimeouts
-from gpucluster.slurm_conf import SlurmSite
+from gpucluster.slurm import conf as slurm_conf
+from gpucluster.slurm.conf import SlurmSite
+from gpucluster.slurm.health_probes import ProbeTimeouts
 
 
 class FakeNode:

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpucluster import slurm_conf
 from gpucluster.config import ClusterConfig
+from gpucluster.config.loader import load_config
 from gpucluster.efa import efa_count
-from gpucluster.health_probes import ProbeTimeouts
-from gpucluster.loader import load_config
+from gpucluster.slurm import conf as slurm_conf
+from gpucluster.slurm.health_probes import ProbeTimeouts
 from tests.conftest import REPO
 from tests.slurm_conf.healthcheck_node import FakeNode, run_healthcheck
 

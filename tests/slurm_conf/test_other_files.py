@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from gpucluster import slurm_conf
 from gpucluster.catalog import load_catalog
 from gpucluster.config import ComputeGroupConfig, OnDemandCapacity
-from gpucluster.loader import load_config
-from gpucluster.slurm_conf import SlurmSite
+from gpucluster.config.loader import load_config
+from gpucluster.slurm import conf as slurm_conf
+from gpucluster.slurm.conf import SlurmSite
 from tests.conftest import REPO
 from tests.slurm_conf.conf_text import line_fields, settings, single
 

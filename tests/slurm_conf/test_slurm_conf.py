@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from gpucluster import slurm_conf
 from gpucluster.config import ClusterConfig
-from gpucluster.loader import load_config
-from gpucluster.slurm_conf import SlurmSite
-from gpucluster.slurm_time import parse_minutes
+from gpucluster.config.loader import load_config
+from gpucluster.config.slurm_time import parse_minutes
+from gpucluster.slurm import conf as slurm_conf
+from gpucluster.slurm.conf import SlurmSite
 from tests.conftest import REPO
 from tests.slurm_conf.conf_text import line_fields, settings, single
 

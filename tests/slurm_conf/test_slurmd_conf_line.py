@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpucluster import slurm_conf
-from gpucluster.loader import load_config
+from gpucluster.config.loader import load_config
+from gpucluster.slurm import conf as slurm_conf
 from tests.conftest import REPO
 from tests.slurm_conf.conf_text import with_group
 

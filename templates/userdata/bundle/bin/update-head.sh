@@ -29,7 +29,7 @@ readonly NEXT_ARCHIVE="${R}${BUNDLE_INSTALL_DIR}.next.tar.gz"
 # a run after a failed reconfigure or restart still applies them (the files no longer differ).
 readonly PENDING="${R}${APPLIED_BUNDLE}.pending"
 # Every AWS or Slurm call is cut off after HEAD_UPDATE_CALL_TIMEOUT and retried at most
-# HEAD_UPDATE_RETRIES times (gpucluster.boot_budget).
+# HEAD_UPDATE_RETRIES times (gpucluster.bootstrap.boot_budget).
 
 read_pointer() {
   local pointer

@@ -52,10 +52,10 @@ ensure_line() {
 }
 
 # retry NAME cmd...: NAME is a retry count of the boot budget (conf/cluster.sh), so every
-# retry is accounted for in gpucluster.boot_budget.
+# retry is accounted for in gpucluster.bootstrap.boot_budget.
 retry() {
   [[ "$1" =~ ^[A-Z][A-Z_]*$ ]] ||
-    die "retry: '$1' is not the name of an attempt count in conf/cluster.sh (gpucluster.boot_budget); the bundle is inconsistent, redeploy"
+    die "retry: '$1' is not the name of an attempt count in conf/cluster.sh (gpucluster.bootstrap.boot_budget); the bundle is inconsistent, redeploy"
   local attempts="${!1}" attempt
   shift
   for ((attempt = 1; attempt <= attempts; attempt++)); do
@@ -70,11 +70,11 @@ retry() {
 
 # poll_until NAME_TIMEOUT WAITING cmd...: runs cmd every NAME_POLL seconds until it
 # succeeds, for at most NAME_TIMEOUT seconds; both are boot budget values in
-# conf/cluster.sh (gpucluster.boot_budget). WAITING, unless empty, is logged before each
+# conf/cluster.sh (gpucluster.bootstrap.boot_budget). WAITING, unless empty, is logged before each
 # sleep. Returns 1 when the time ran out, so the caller dies saying what to do.
 poll_until() {
   [[ "$1" =~ ^[A-Z][A-Z_]*_TIMEOUT$ ]] ||
-    die "poll_until: '$1' is not the name of a wait in conf/cluster.sh (gpucluster.boot_budget); the bundle is inconsistent, redeploy"
+    die "poll_until: '$1' is not the name of a wait in conf/cluster.sh (gpucluster.bootstrap.boot_budget); the bundle is inconsistent, redeploy"
   local limit="${!1}" poll_name="${1%_TIMEOUT}_POLL" waiting="$2" waited=0
   local poll="${!poll_name}"
   shift 2

@@ -2,7 +2,7 @@
 # Keeps a compute node's launch lifecycle hook alive while the node boots: Auto Scaling
 # abandons the launch when HeartbeatTimeout passes without a heartbeat or a completion, and
 # a slow but healthy boot (apt locks, slurmctld still coming up) must not be abandoned.
-# Heartbeats stop after BOOT_BUDGET (gpucluster.boot_budget), so a hung bootstrap is still
+# Heartbeats stop after BOOT_BUDGET (gpucluster.bootstrap.boot_budget), so a hung bootstrap is still
 # abandoned one HeartbeatTimeout later. A failed heartbeat is logged and never fails the boot.
 
 HEARTBEAT_PID=""

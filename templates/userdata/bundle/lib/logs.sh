@@ -9,7 +9,7 @@ install_cloudwatch_agent() {
     return 0
   fi
   fetch_verified "${CW_AGENT_URL}" "${CW_AGENT_DEB}" "${CW_AGENT_SHA256}" \
-    "the CloudWatch agent pin (gpucluster/node_logs.py), or use an image that ships the agent"
+    "the CloudWatch agent pin (gpucluster/bootstrap/node_logs.py), or use an image that ships the agent"
   apt_update_once
   retry PACKAGE_RETRIES apt_get install -y -q --no-install-recommends "${DOWNLOAD_DIR}/${CW_AGENT_DEB}"
   [[ -x "${R}${CW_AGENT_CTL}" ]] ||

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpucluster import boot_budget
+from gpucluster.bootstrap import boot_budget
 from gpucluster.config import ClusterConfig
 
 

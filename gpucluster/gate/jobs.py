@@ -20,8 +20,8 @@ JOBS_DIR = "/opt/gpucluster/jobs"
 TEMPLATE_DIR = "jobs"
 JOB_NAMES = ("efa-check", "nccl-tests", "nccl-pairwise", "dcgm-diag")
 
-# FACTS.md (NCCL / go-no-go): the sweep the published peaks were measured with, up to 16 GiB,
-# one GPU per process.
+# The sweep the published peaks were measured with (aws-samples/awsome-distributed-training,
+# micro-benchmarks/nccl-tests): up to 16 GiB, one GPU per process.
 NCCL_COLLECTIVES = ("all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "alltoall_perf")
 NCCL_SIZE_ARGS = ("-b", "8", "-e", "16G", "-f", "2", "-g", "1")
 # The DLAMI ships nccl-tests built against its Open MPI under each CUDA: NCCL Tests Location

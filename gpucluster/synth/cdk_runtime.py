@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # imported lazily: loading aws_cdk costs about a second
     import aws_cdk as cdk
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 CDK_JSON = REPO_ROOT / "cdk.json"
 
 

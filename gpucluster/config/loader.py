@@ -14,7 +14,7 @@ from pydantic_core import ErrorDetails
 
 from gpucluster.bad_input import BadInput
 from gpucluster.config import CapacityBlockCapacity, ClusterConfig, OdcrCapacity, OnDemandCapacity
-from gpucluster.yaml_input import MAX_BYTES, YamlInputError, bounded, decode, printable, read_yaml
+from gpucluster.config.yaml_input import MAX_BYTES, YamlInputError, bounded, decode, printable, read_yaml
 
 # Pydantic puts the discriminator tag of `capacity` into error locations.
 CAPACITY_TYPES = tuple(

@@ -5,7 +5,7 @@ The shell steps live as plain files under templates/userdata/bundle/ (shellcheck
 reads them as they ship); everything that depends on the config is rendered into
 `conf/cluster.sh` and the per-role file trees under `files/<role>/`, which mirror the
 absolute paths the node installs them to. Versions, checksums and names come from
-the config and gpucluster.names / gpucluster.slurm_conf, never from the templates.
+the config and gpucluster.names / gpucluster.slurm.conf, never from the templates.
 """
 
 from __future__ import annotations
@@ -13,24 +13,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpucluster import (
-    boot_budget,
-    health_probes,
-    lustre_client,
-    names,
-    node_logs,
-    slurm_conf,
-    validation_jobs,
-)
+from gpucluster import names
+from gpucluster.bootstrap import boot_budget, lustre_client, node_logs
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
+from gpucluster.gate import jobs as validation_jobs
 from gpucluster.rendering import TEMPLATE_ROOT, render
-from gpucluster.slurm_conf import SlurmSite
+from gpucluster.slurm import conf as slurm_conf
+from gpucluster.slurm import health_probes
+from gpucluster.slurm.conf import SlurmSite
 
 BUNDLE_SOURCES = TEMPLATE_ROOT / "userdata" / "bundle"
 # The head node's agents run from the unpacked bundle (/opt/gpucluster/bundle/agents/),
 # started by the systemd timers rendered from templates/systemd.
-AGENT_SOURCES = Path(__file__).resolve().parent / "agents"
+AGENT_SOURCES = Path(__file__).resolve().parents[1] / "agents"
 SYSTEMD_TEMPLATES = TEMPLATE_ROOT / "systemd"
 AGENT_ENV_FILE = names.AGENT_ENV_FILE
 
@@ -62,7 +58,7 @@ BUNDLE_INSTALL_DIR = "/opt/gpucluster/bundle"
 # its update timer after each bundle it applied.
 APPLIED_BUNDLE_FILE = "/var/lib/gpucluster/applied-bundle"
 NVME_MOUNT = "/opt/dlami/nvme"
-# The bootstrap's waits come from gpucluster.boot_budget; these names are kept for callers.
+# The bootstrap's waits come from gpucluster.bootstrap.boot_budget; these names are kept for callers.
 _WAITS = boot_budget.shell_values()
 APT_LOCK_TIMEOUT_SECONDS = _WAITS["APT_LOCK_TIMEOUT"]
 NVME_TIMEOUT_SECONDS = _WAITS["NVME_TIMEOUT"]
@@ -328,7 +324,7 @@ def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str,
     """Every file of the bootstrap bundle, keyed by its path inside the bundle.
 
     `site` is production by default; the tests pass one whose health check finds their
-    stub commands, as gpucluster.slurm_conf's own tests do.
+    stub commands, as gpucluster.slurm.conf's own tests do.
     """
     site = site or SlurmSite()
     controller = slurm_conf.render_slurm_files(cfg, site).by_path(site)

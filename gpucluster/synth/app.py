@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from gpucluster import names
 from gpucluster.bad_input import BadInput, report
-from gpucluster.cdk_runtime import cdk_context, new_app, use_wheel_node
+from gpucluster.bootstrap.userdata import UserDataTooLarge
 from gpucluster.config import ClusterConfig
-from gpucluster.loader import load_config
-from gpucluster.userdata import UserDataTooLarge
+from gpucluster.config.loader import load_config
+from gpucluster.synth.cdk_runtime import cdk_context, new_app, use_wheel_node
 
 if TYPE_CHECKING:  # imported lazily at run time: loading aws_cdk costs about a second
     import aws_cdk as cdk
@@ -87,7 +87,7 @@ def _build_app(cfg: ClusterConfig, outdir: str | None, context: dict[str, Any] |
         env=env,
         description=f"{description}: head, login and compute nodes",
     ).add_stack_dependency(storage, "nodes mount the file systems at boot")
-    for key, value in {**cfg.tags, "gpucluster:cluster": cfg.name}.items():
+    for key, value in {**cfg.tags, names.CLUSTER_TAG: cfg.name}.items():
         cdk.Tags.of(app).add(key, value)
     if nag:
         # Imported only here: loading cdk-nag makes Node load some 40 more aws-cdk-lib modules.
@@ -102,7 +102,7 @@ def app_from_context() -> cdk.App:
     use_wheel_node()
     import aws_cdk as cdk
 
-    from gpucluster.cdk_context import config_path
+    from gpucluster.synth.cdk_context import config_path
 
     # The CLI hands cdk.json's context and every -c value to the app through
     # the environment; a bare App reads them, and build_app's App does too.

@@ -15,7 +15,8 @@ import tarfile
 from dataclasses import dataclass
 from typing import Literal
 
-from gpucluster import boot_budget, names, node_logs
+from gpucluster import names
+from gpucluster.bootstrap import boot_budget, node_logs
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.rendering import render
 
@@ -42,7 +43,7 @@ class BundleRef:
 
 def render_bundle(cfg: ClusterConfig) -> dict[str, str]:
     """Every file a node may need, keyed by path inside the bundle."""
-    from gpucluster.bootstrap import bundle_files
+    from gpucluster.bootstrap.bundle import bundle_files
 
     return bundle_files(cfg)
 
@@ -78,7 +79,7 @@ def render_user_data(
     """The thin script of one role. The head's takes no bundle: it reads the bundle's
     location from SSM (names.bundle_parameter), so a change of any cluster setting leaves
     the head's launch template, and with it the instance, as it is."""
-    from gpucluster.bootstrap import APPLIED_BUNDLE_FILE, BUNDLE_INSTALL_DIR
+    from gpucluster.bootstrap.bundle import APPLIED_BUNDLE_FILE, BUNDLE_INSTALL_DIR
 
     if (role == "compute") != (group is not None):
         raise ValueError("a compute group is required for, and only for, the compute role")

@@ -5,11 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from gpucluster import names
-from gpucluster.config import ClusterConfig
-from gpucluster.efa import efa_count
-from gpucluster.synth import SynthResult
-from gpucluster.tables import table
-from gpucluster.userdata import (
+from gpucluster.bootstrap.userdata import (
     USER_DATA_LIMIT,
     BundleRef,
     archive_sha256,
@@ -17,6 +13,10 @@ from gpucluster.userdata import (
     render_bundle,
     render_user_data,
 )
+from gpucluster.config import ClusterConfig
+from gpucluster.efa import efa_count
+from gpucluster.synth.app import SynthResult
+from gpucluster.tables import table
 
 TEMPLATE_RESOURCE_LIMIT = 500
 TEMPLATE_BYTES_LIMIT = 1_000_000

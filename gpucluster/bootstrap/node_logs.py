@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gpucluster.slurm_conf import SlurmSite
+from gpucluster.slurm.conf import SlurmSite
 
 # Written by the thin user-data (templates/userdata/thin.sh.j2) on every role.
 BOOTSTRAP_LOG = "/var/log/gpucluster-bootstrap.log"

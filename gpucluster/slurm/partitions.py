@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from gpucluster import names
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
-from gpucluster.slurm_time import format_minutes
+from gpucluster.config.slurm_time import format_minutes
 
 # ParallelCluster schedules 95 % of EC2's nominal memory by default; the rest covers
 # what the kernel never shows in MemTotal (firmware and kernel reservations, about

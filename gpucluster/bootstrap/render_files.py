@@ -11,14 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpucluster import names
-from gpucluster.config import ClusterConfig
-from gpucluster.userdata import (
+from gpucluster.bootstrap.userdata import (
     BundleRef,
     archive_sha256,
     bundle_archive,
     render_bundle,
     render_user_data,
 )
+from gpucluster.config import ClusterConfig
 
 PLACEHOLDER_BUCKET = "<cdk-assets-bucket>"
 

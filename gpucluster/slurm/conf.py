@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from gpucluster import names
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
-from gpucluster.health_probes import FABRIC_MANAGER_UNIT, KILL_GRACE_SECONDS, ProbeTimeouts
 from gpucluster.rendering import render
+from gpucluster.slurm.health_probes import FABRIC_MANAGER_UNIT, KILL_GRACE_SECONDS, ProbeTimeouts
 
 # SPANNING_PARTITION and real_memory_mib stay importable from here, where callers name them.
-from gpucluster.slurm_partitions import SPANNING_PARTITION as SPANNING_PARTITION
-from gpucluster.slurm_partitions import nodeset, partitions, real_memory_mib
+from gpucluster.slurm.partitions import SPANNING_PARTITION as SPANNING_PARTITION
+from gpucluster.slurm.partitions import nodeset, partitions, real_memory_mib
 
 # MaxNodeCount bounds the node records slurmctld holds, dynamic ones included. An Auto
 # Scaling replacement registers under a new name while the old record waits for the

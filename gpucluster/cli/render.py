@@ -1,0 +1,41 @@
+"""`gpucluster render`: every file a node receives, written to a directory to read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gpucluster.bad_input import BadInput, output_dir
+from gpucluster.cli.root import ConfigArg, app, load_checked, out
+from gpucluster.cli.runner import VerbCommand
+from gpucluster.tables import print_table, table
+
+DEFAULT_RENDER_DIR = Path("rendered")
+
+
+@app.command(cls=VerbCommand)
+def render(
+    config: ConfigArg,
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", metavar="DIR", help="Directory for rendered files."),
+    ] = DEFAULT_RENDER_DIR,
+) -> None:
+    """Write every rendered user-data, Slurm, Enroot and Pyxis file, per role and group."""
+    cfg = load_checked(config)
+    output_dir(output, "--output")
+    from gpucluster.bootstrap.render_files import render_to_dir
+
+    try:
+        written = render_to_dir(cfg, output)
+    except OSError as exc:
+        raise BadInput(
+            exc.filename or output,
+            "(--output)",
+            f"cannot be written ({exc.strerror})",
+            "pass a directory you can write to --output",
+        ) from None
+    rows = [(str(path.relative_to(output)), f"{path.stat().st_size:,}") for path in written]
+    print_table(out, table(f"rendered into {output}", ("file", "bytes"), rows))

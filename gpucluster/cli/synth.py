@@ -1,0 +1,41 @@
+"""`gpucluster synth`: the templates written in-process, and a summary of what was built."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gpucluster.bad_input import output_dir
+from gpucluster.cli.root import ConfigArg, app, err, load_checked, out
+from gpucluster.cli.runner import VerbCommand
+from gpucluster.tables import print_table
+
+DEFAULT_SYNTH_DIR = Path("cdk.out")
+
+
+@app.command(cls=VerbCommand)
+def synth(
+    config: ConfigArg,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", metavar="DIR", help="Cloud assembly directory.")
+    ] = DEFAULT_SYNTH_DIR,
+) -> None:
+    """Synthesize the CloudFormation templates in-process, the same as `cdk synth`."""
+    cfg = load_checked(config)
+    output_dir(output, "--output")
+    from gpucluster.synth.app import synthesize
+    from gpucluster.synth.summary import cluster_summary
+
+    try:
+        result = synthesize(cfg, output, source=config)
+    except RuntimeError as exc:
+        err.print(f"[red]synth failed[/red]: {exc}", highlight=False, soft_wrap=True)
+        report = Path(output) / "validation-report.json"
+        if report.exists():
+            err.print(f"see {report} for each finding", highlight=False)
+        raise typer.Exit(1) from None
+    for shown in cluster_summary(cfg, result):
+        print_table(out, shown)
+    out.print(f"templates written to {result.outdir}", highlight=False, soft_wrap=True)

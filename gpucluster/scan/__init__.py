@@ -1,0 +1,1 @@
+"""`gpucluster scan`: secrets in synthesized or rendered output."""

@@ -1,0 +1,112 @@
+"""The package imports downwards only: model and catalog at the bottom, what the verbs
+do above them, the CLI on top (README, Layout). A new module must be given a layer here.
+
+Imports under `if TYPE_CHECKING:` count too: a type a module names is a dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+# Lowest first; a module may import its own layer and the layers below it.
+LAYERS: dict[str, int] = {
+    # the one error type, the catalog, how tables print, and the names the head node's
+    # agents share (they ship as plain scripts that import nothing else of gpucluster)
+    "gpucluster.bad_input": 0,
+    "gpucluster.tables": 0,
+    "gpucluster.catalog": 0,
+    "gpucluster.efa": 0,
+    "gpucluster.agents.cluster_names": 0,
+    # the config model and its reader, the names derived from it, the Jinja environment
+    "gpucluster.config": 1,
+    "gpucluster.names": 1,
+    "gpucluster.rendering": 1,
+    # what a cluster is made of: Slurm's files, the node bootstrap, the validation jobs and
+    # their verdict, the head node's agents
+    "gpucluster.slurm": 2,
+    "gpucluster.bootstrap": 2,
+    "gpucluster.gate": 2,
+    "gpucluster.agents": 2,
+    # CloudFormation: constructs, stacks, the app, and what reads its output
+    "constructs_lib": 3,
+    "stacks": 3,
+    "gpucluster.synth": 3,
+    "gpucluster.diff": 3,
+    "gpucluster.scan": 3,
+    # the command line
+    "gpucluster.cli": 4,
+    "gpucluster.__main__": 4,
+    "gpucluster": 4,  # the package's own __init__ only
+}
+SOURCES = ("gpucluster", "constructs_lib", "stacks")
+
+
+def layer_of(module: str) -> int | None:
+    """The layer of the longest LAYERS prefix naming `module` (a package or the module)."""
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        if end == 1 and module.startswith("gpucluster."):
+            return None  # a module right under gpucluster/ must be named in LAYERS itself
+        found = LAYERS.get(".".join(parts[:end]))
+        if found is not None:
+            return found
+    return None
+
+
+def module_name(path: Path) -> str:
+    relative = path.relative_to(REPO).with_suffix("")
+    parts = relative.parts[:-1] if relative.name == "__init__" else relative.parts
+    return ".".join(parts)
+
+
+def project_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every import of gpucluster, constructs_lib or stacks in a file."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            # `from gpucluster import names` imports the module gpucluster.names
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found.extend((node.lineno, name) for name in names if name.split(".")[0] in SOURCES)
+    return found
+
+
+def _imported_layer(name: str) -> int:
+    """An import of a module with no layer counts as the top: it has to be placed first."""
+    layer = layer_of(name)
+    return LAYERS["gpucluster"] if layer is None else layer
+
+
+def source_files() -> list[Path]:
+    return sorted(path for top in SOURCES for path in (REPO / top).rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", source_files(), ids=lambda p: str(p.relative_to(REPO)))
+def test_imports_go_downwards_only(path: Path) -> None:
+    module = module_name(path)
+    own = layer_of(module)
+    assert own is not None, f"{module} has no layer: add it to LAYERS in {Path(__file__).name}"
+    upward = [
+        f"{path.relative_to(REPO)}:{line} imports {name} (layer {layer}) from layer {own}"
+        for line, name in project_imports(path)
+        if (layer := _imported_layer(name)) > own
+    ]
+    assert not upward, "\n".join(upward)
+
+
+def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("import json\nfrom gpucluster.cli import app\nfrom gpucluster import names\n")
+    assert project_imports(probe) == [(2, "gpucluster.cli.app"), (3, "gpucluster.names")]
+    config_module = module_name(REPO / "gpucluster" / "config" / "loader.py")
+    assert config_module == "gpucluster.config.loader"
+    assert layer_of("gpucluster.cli.app") == 4 > layer_of(config_module) == 1
+    assert layer_of("gpucluster.brand_new") is None  # so its test fails until it has a layer
