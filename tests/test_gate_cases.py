@@ -273,3 +273,27 @@ def test_report_json_says_go_for_ci(tmp_path):
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["verdict"] == "GO" and report["exit_code"] == 0
     assert report["verdicts"][0]["threshold"]["figure"]["source"].startswith("https://github.com/")
+
+
+def test_thresholds_from_the_config_and_the_command_line_over_them(tmp_path):
+    """validation.min_fraction / min_busbw_gbps set the bar for `--config`; the options win."""
+    path = write(tmp_path, "all_reduce.log", text_log(Spec(peak_busbw=300.0)))
+    config = tmp_path / "cluster.yaml"
+    default = (REPO / "examples" / "default.yaml").read_text()
+    config.write_text(default + "validation:\n  min_fraction: 0.6\n")
+    assert gate(path, "--config", REPO / "examples" / "default.yaml").exit_code == 1  # 300 < 0.8 x 487
+    assert gate(path, "--config", config).exit_code == 0  # 300 >= 0.6 x 487
+    assert gate(path, "--config", config, "--min-fraction", "0.8").exit_code == 1
+    config.write_text(default + "validation:\n  min_busbw_gbps: 350\n")
+    result = gate(path, "--config", config)
+    assert result.exit_code == 1 and "350" in result.output
+    assert gate(path, "--config", config, "--min-busbw", "250").exit_code == 0
+
+
+def test_a_bad_config_threshold_names_the_file_and_field(tmp_path):
+    path = write(tmp_path, "all_reduce.log", text_log(Spec()))
+    config = tmp_path / "cluster.yaml"
+    config.write_text((REPO / "examples" / "default.yaml").read_text() + "validation:\n  min_fraction: 1.5\n")
+    result = gate(path, "--config", config)
+    assert result.exit_code == 2
+    assert f"error {config}: validation.min_fraction: " in result.output

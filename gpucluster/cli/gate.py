@@ -29,22 +29,24 @@ def gate(
         str | None, typer.Option("--instance-type", metavar="TYPE", help="Instance type, without a config.")
     ] = None,
     min_fraction: Annotated[
-        float,
+        float | None,
         typer.Option(
             "--min-fraction",
             metavar="F",
             min=0.01,
             max=1.0,
-            help="Share of the published busbw a run must reach.",
+            help=f"Share of the published busbw a run must reach (default: the config's "
+            f"validation.min_fraction, else {DEFAULT_MIN_FRACTION}).",
         ),
-    ] = DEFAULT_MIN_FRACTION,
+    ] = None,
     min_busbw: Annotated[
         float | None,
         typer.Option(
             "--min-busbw",
             metavar="GBPS",
             min=0.01,
-            help="all_reduce_perf busbw floor in GB/s, instead of the published figure.",
+            help="all_reduce_perf busbw floor in GB/s, instead of the published figure "
+            "(default: the config's validation.min_busbw_gbps).",
         ),
     ] = None,
     report: Annotated[
@@ -52,7 +54,8 @@ def gate(
     ] = None,
 ) -> None:
     """GO / NO-GO from nccl-tests logs: exit 0 GO, 1 NO-GO, 2 unreadable input."""
-    from gpucluster.gate.run import gate_command, resolve_instance
+    from gpucluster.gate.run import gate_command, resolve_target
 
-    instance = resolve_instance(config, group, instance_type)
-    raise typer.Exit(gate_command(out, logs, instance, min_fraction, min_busbw, report))
+    target = resolve_target(config, group, instance_type)
+    fraction, floor = target.thresholds(min_fraction, min_busbw)
+    raise typer.Exit(gate_command(out, logs, target.instance, fraction, floor, report))

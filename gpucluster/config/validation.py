@@ -18,8 +18,9 @@ _IMAGE = re.compile(r"^[A-Za-z0-9._/:#@+-]+$")
 
 
 class ValidationConfig(BaseModel):
-    """How the validation jobs under /opt/gpucluster/jobs/ on login nodes run nccl-tests.
-    NCCL_TESTS_DIR, NCCL_TESTS_CONTAINER and NCCL_TESTS_MPI_HOME override these at sbatch time."""
+    """How the validation jobs under /opt/gpucluster/jobs/ on login nodes run nccl-tests, and the
+    thresholds `gpucluster gate --config` judges their logs by. NCCL_TESTS_DIR,
+    NCCL_TESTS_CONTAINER and NCCL_TESTS_MPI_HOME override the first three at sbatch time."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
@@ -40,6 +41,23 @@ class ValidationConfig(BaseModel):
     )
     mpi_home: str = Field(
         default="/opt/amazon/openmpi", description="Open MPI whose mpirun starts the DLAMI's binaries."
+    )
+    min_fraction: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description=(
+            "`gpucluster gate --config`: share of the published all_reduce busbw a run must reach "
+            "(null: 0.8). --min-fraction overrides it."
+        ),
+    )
+    min_busbw_gbps: float | None = Field(
+        default=None,
+        gt=0,
+        description=(
+            "`gpucluster gate --config`: all_reduce_perf busbw floor in GB/s instead of the published "
+            "figure, e.g. for node counts or types no figure is published for. --min-busbw overrides it."
+        ),
     )
 
     @field_validator("nccl_tests_dir", "mpi_home")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -14,16 +15,33 @@ from gpucluster.gate.json_log import looks_like_json, parse_json
 from gpucluster.gate.lines import read_text
 from gpucluster.gate.pairs import attribute
 from gpucluster.gate.report import GateResult, drain_lines, json_report, markdown, reason_lines, summary_table
+from gpucluster.gate.thresholds import DEFAULT_MIN_FRACTION
 from gpucluster.tables import print_table
 
 EXIT_GO = 0
 EXIT_NO_GO = 1
 
 
-def resolve_instance(
-    config: Path | None, group: str | None, instance_type: str | None
-) -> InstanceType | None:
-    """The instance type whose figures apply: from --instance-type or the config's group."""
+@dataclass(frozen=True)
+class Target:
+    """What the logs are judged against: the instance type, and the config's thresholds."""
+
+    instance: InstanceType | None
+    min_fraction: float | None = None
+    min_busbw: float | None = None
+
+    def thresholds(self, min_fraction: float | None, min_busbw: float | None) -> tuple[float, float | None]:
+        """The command line's values where given, else the config's, else the defaults."""
+        fraction = min_fraction if min_fraction is not None else self.min_fraction
+        return (
+            fraction if fraction is not None else DEFAULT_MIN_FRACTION,
+            min_busbw if min_busbw is not None else self.min_busbw,
+        )
+
+
+def resolve_target(config: Path | None, group: str | None, instance_type: str | None) -> Target:
+    """The instance type whose figures apply: from --instance-type or the config's group, with
+    the config's `validation.min_fraction` and `validation.min_busbw_gbps`."""
     if instance_type is not None and (config is not None or group is not None):
         raise BadInput(
             instance_type,
@@ -34,21 +52,24 @@ def resolve_instance(
     if config is None:
         if group is not None:
             raise BadInput(group, "(--group)", "needs --config", "pass the cluster config the group is in")
-        return _catalog_type(instance_type) if instance_type is not None else None
+        return Target(_catalog_type(instance_type) if instance_type is not None else None)
     from gpucluster.config.loader import load_config
 
-    groups = load_config(config).compute_groups
+    cfg = load_config(config)
+    groups = cfg.compute_groups
     names = ", ".join(entry.name for entry in groups)
+    chosen = None
     if group is None:
-        if len(groups) == 1:
-            return groups[0].instance
-        raise BadInput(
-            config, "(--group)", f"the config has {len(groups)} compute groups", f"pass --group {names}"
-        )
-    for entry in groups:
-        if entry.name == group:
-            return entry.instance
-    raise BadInput(config, "(--group)", f"no compute group '{group}'", f"pass one of: {names}")
+        if len(groups) != 1:
+            raise BadInput(
+                config, "(--group)", f"the config has {len(groups)} compute groups", f"pass --group {names}"
+            )
+        chosen = groups[0]
+    else:
+        chosen = next((entry for entry in groups if entry.name == group), None)
+        if chosen is None:
+            raise BadInput(config, "(--group)", f"no compute group '{group}'", f"pass one of: {names}")
+    return Target(chosen.instance, cfg.validation.min_fraction, cfg.validation.min_busbw_gbps)
 
 
 def _catalog_type(name: str) -> InstanceType:
