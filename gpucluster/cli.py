@@ -1,4 +1,4 @@
-"""The `gpucluster` command: validate, synth, render, diff, scan, schema, gate, capacity.
+"""The `gpucluster` command: validate, synth, render, diff, scan, schema, gate, capacity, ami.
 
 Every verb fails the same way (gpucluster.command_line): bad input exits 2 with
 `error FILE: FIELD: what; fix`, a usage error exits 2 with one `usage error:` line,
@@ -376,6 +376,44 @@ def capacity_extend(
     raise typer.Exit(
         commands.extend(out, _load(config), config, group, days, offering, lambda: _confirm(yes))
     )
+
+
+ami_app = typer.Typer(
+    cls=GpuclusterGroup,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="Pin the node AMI and its kernel in the config (calls AWS).",
+)
+app.add_typer(ami_app, name="ami")
+
+
+@ami_app.command("pin", cls=VerbCommand)
+def ami_pin(
+    config: ConfigArg,
+    kernel_from_cluster: Annotated[
+        bool,
+        typer.Option(
+            "--kernel-from-cluster",
+            help="Copy the kernel the deployed head node booted into image.kernel.",
+        ),
+    ] = False,
+) -> None:
+    """Write image.ami_id (from the SSM parameter) or image.kernel into the config."""
+    from gpucluster.ami.pin import pin_edits
+    from gpucluster.aws.clients import Clients
+    from gpucluster.config.edit import edit_config
+
+    # load_config, not _load: its warnings (AMI not pinned, kernel not set) are what this fixes.
+    cfg = load_config(config)
+    edits = pin_edits(Clients(), cfg, config, kernel_from_cluster)
+    edit_config(config, edits)
+    for edit in edits:
+        note = f"  # {edit.comment}" if edit.comment else ""
+        out.print(
+            f"[green]pinned[/green] {'.'.join(map(str, edit.path))}: {edit.value}{note}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ from botocore.config import Config
 Service = Literal["ec2", "ssm", "sts", "cloudformation", "service-quotas"]
 
 AWS_CONFIG = Config(
-    retries={"mode": "standard", "max_attempts": 5},
+    retries={"mode": "standard", "total_max_attempts": 5},
     connect_timeout=10,
     read_timeout=60,
 )

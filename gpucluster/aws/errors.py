@@ -107,6 +107,8 @@ def _from_code(call: str, region: str, code: str, message: str) -> AwsError:
             "AWS has no capacity for it now; pick another offering, Availability Zone "
             "or date (`gpucluster capacity find`)"
         )
+    elif code.endswith("NotFound") or code.endswith(".NotFound"):
+        fix = f"it does not exist in {region} for this account; check the name or id, and the region"
     else:
         fix = "see AWS's message; fix the input it names and re-run"
     return AwsError(call, region, said, fix)

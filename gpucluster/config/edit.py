@@ -128,7 +128,9 @@ def apply_edits(text: str, edits: Sequence[Edit], source: Path) -> str:
             )
         node[last] = edit.value
         if edit.comment:
-            node.yaml_add_eol_comment(edit.comment, last)
+            # Two spaces before the #, as PEP 8 and most YAML in the wild write it.
+            column = None if node.lc.col is None else node.lc.col + len(f"{last}: {edit.value}") + 2
+            node.yaml_add_eol_comment(edit.comment, last, column=column)
     stream = io.StringIO()
     yaml.dump(root, stream)
     return stream.getvalue()

@@ -66,4 +66,4 @@ def test_clients_use_standard_retries_and_are_made_once(monkeypatch: pytest.Monk
     assert pool.get("ec2", "us-east-2") is pool.get("ec2", "us-east-2")
     pool.get("ec2", "us-west-2")
     assert made == [("ec2", "us-east-2"), ("ec2", "us-west-2")]
-    assert clients.AWS_CONFIG.retries == {"mode": "standard", "max_attempts": 5}
+    assert clients.AWS_CONFIG.retries == {"mode": "standard", "total_max_attempts": 5}
