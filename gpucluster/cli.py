@@ -1,4 +1,4 @@
-"""The `gpucluster` command: validate, synth, render, diff, scan, schema, gate, capacity, ami.
+"""The `gpucluster` command: validate, synth, render, diff, scan, schema, gate, preflight, capacity, ami.
 
 Every verb fails the same way (gpucluster.command_line): bad input exits 2 with
 `error FILE: FIELD: what; fix`, a usage error exits 2 with one `usage error:` line,
@@ -240,6 +240,16 @@ def gate(
 
     instance = resolve_instance(config, group, instance_type)
     raise typer.Exit(gate_command(out, logs, instance, min_fraction, min_busbw, report))
+
+
+@app.command(cls=VerbCommand)
+def preflight(config: ConfigArg) -> None:
+    """Check the account before deploying: exit 0 all pass, 1 a check failed, 2 bad config."""
+    from gpucluster.preflight.run import preflight as run_checks
+    from gpucluster.preflight.run import print_results
+
+    cfg = _load(config)
+    raise typer.Exit(print_results(out, str(config), run_checks(cfg)))
 
 
 capacity_app = typer.Typer(
