@@ -12,14 +12,15 @@ from gpucluster.aws.errors import aws_call
 from gpucluster.config import CapacityBlockCapacity, ClusterConfig
 from gpucluster.preflight.result import Result, failed, passed
 
-# EC2 On-Demand vCPU quotas by instance family letter (Service Quotas, service code ec2;
-# codes as `aws service-quotas list-service-quotas --service-code ec2` names them).
+# EC2 On-Demand vCPU quotas by instance family (Service Quotas, service code ec2; the codes
+# `aws service-quotas list-service-quotas --service-code ec2` lists under these names).
 QUOTA_CODES = {
     "P": ("L-417A185B", "Running On-Demand P instances"),
     "G": ("L-DB2E81BA", "Running On-Demand G and VT instances"),
     "Standard": ("L-1216C47A", "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances"),
     "Inf": ("L-1945791B", "Running On-Demand Inf instances"),
     "Trn": ("L-2C3B7624", "Running On-Demand Trn instances"),
+    "DL": ("L-6E869C2A", "Running On-Demand DL instances"),
 }
 # The synthesized templates' CheckBootstrapVersion rule refuses older bootstrap stacks.
 MIN_BOOTSTRAP_VERSION = 6
@@ -106,6 +107,12 @@ def family(instance_type: str) -> str | None:
         return "Trn"
     if prefix.startswith("inf"):
         return "Inf"
+    if prefix.startswith("dl"):
+        return "DL"
+    if prefix.startswith("vt"):
+        return "G"  # one quota for G and VT
+    if prefix.startswith("hpc"):
+        return None  # its own quota; the head and login nodes never use it
     if prefix[:1] in ("p", "g"):
         return prefix[:1].upper()
     if prefix[:1] in "acdhimrtz":

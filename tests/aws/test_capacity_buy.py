@@ -196,3 +196,22 @@ def test_extend_needs_a_block_group(aws: StubbedAws, config: Path) -> None:
     result = run("capacity", "extend", "--config", str(config), "--days", "7")
     assert result.exit_code == 2
     assert "has no Capacity Block group" in result.stderr
+
+
+def test_a_write_that_fails_after_paying_prints_the_reservation(
+    aws: StubbedAws, config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpucluster.config import edit
+
+    remember()
+    purchase_ok(aws)
+
+    def full(path: Path, text: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(edit, "write_atomically", full)
+    result = run("capacity", "buy", OFFERING, "--config", str(config), "--yes")
+    assert result.exit_code == 2
+    assert f"bought {RESERVATION} (us-east-2b, 2027-06-07T11:30Z to 2027-06-14T11:30Z)" in result.stdout
+    assert "cannot be written (No space left on device)" in result.stderr
+    assert config.read_text() == COMMENTED_CONFIG

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from gpucluster.aws import clients
 from gpucluster.cli import app
 from gpucluster.config.image import DLAMI_UBUNTU_2404
+from gpucluster.preflight.account import family
 from tests.moto_models import publish_public_parameter
 
 REGION = "us-east-2"
@@ -234,3 +235,15 @@ def test_an_existing_subnet_in_another_az_fails(tmp_path: Path, aws: Aws) -> Non
     network = [row for name, row in rows(result.stdout).items() if name == "network"]
     assert network and network[0].startswith("FAIL")
     assert f"{subnet['SubnetId']} is in us-east-2b, not us-east-2a" in result.stdout
+
+
+def test_instance_families_map_to_their_quota() -> None:
+    assert [family(t) for t in ("p5.48xlarge", "g6e.48xlarge", "vt1.3xlarge", "trn2.48xlarge")] == [
+        "P",
+        "G",
+        "G",
+        "Trn",
+    ]
+    assert [
+        family(t) for t in ("inf2.48xlarge", "dl1.24xlarge", "m7i.2xlarge", "c7i.large", "hpc7a.96xlarge")
+    ] == ["Inf", "DL", "Standard", "Standard", None]
