@@ -252,13 +252,16 @@ def preflight(config: ConfigArg) -> None:
     raise typer.Exit(print_results(out, str(config), run_checks(cfg)))
 
 
-capacity_app = typer.Typer(
-    cls=GpuclusterGroup,
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    help="Find, buy, show, wait for and extend EC2 Capacity Blocks (calls AWS).",
+def _verb_group(name: str, help: str) -> typer.Typer:  # noqa: A002 - typer's name
+    """A verb with sub-verbs (`gpucluster capacity find`), failing like every other verb."""
+    group = typer.Typer(cls=GpuclusterGroup, no_args_is_help=True, rich_markup_mode=None, help=help)
+    app.add_typer(group, name=name)
+    return group
+
+
+capacity_app = _verb_group(
+    "capacity", "Find, buy, show, wait for and extend EC2 Capacity Blocks (calls AWS)."
 )
-app.add_typer(capacity_app, name="capacity")
 ConfigOption = Annotated[
     Path | None, typer.Option("--config", metavar="CONFIG", help="Cluster config YAML.", show_default=False)
 ]
@@ -388,13 +391,7 @@ def capacity_extend(
     )
 
 
-ami_app = typer.Typer(
-    cls=GpuclusterGroup,
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    help="Pin the node AMI and its kernel in the config (calls AWS).",
-)
-app.add_typer(ami_app, name="ami")
+ami_app = _verb_group("ami", "Pin the node AMI and its kernel in the config (calls AWS).")
 
 
 @ami_app.command("pin", cls=VerbCommand)

@@ -31,6 +31,7 @@ def raw_offering(offering_id: str, az: str, day: int, fee: str) -> dict:
 
 
 ASK = {"InstanceType": "p5.48xlarge", "InstanceCount": 2, "CapacityDurationHours": 48}
+FIND = ("capacity", "find", "--instance-type", "p5.48xlarge", "--count", "2", "--days", "2")
 
 
 def test_offerings_of_two_regions_paginated_and_sorted(aws: StubbedAws) -> None:
@@ -54,14 +55,7 @@ def test_offerings_of_two_regions_paginated_and_sorted(aws: StubbedAws) -> None:
         ASK,
     )
     result = run(
-        "capacity",
-        "find",
-        "--instance-type",
-        "p5.48xlarge",
-        "--count",
-        "2",
-        "--days",
-        "2",
+        *FIND,
         "--region",
         "us-east-2",
         "--region",
@@ -93,14 +87,7 @@ def test_dates_are_passed_as_utc(aws: StubbedAws) -> None:
         },
     )
     result = run(
-        "capacity",
-        "find",
-        "--instance-type",
-        "p5.48xlarge",
-        "--count",
-        "2",
-        "--days",
-        "2",
+        *FIND,
         "--region",
         "us-east-2",
         "--start-after",
@@ -139,14 +126,7 @@ def test_throttling_and_expired_tokens_are_one_line_exit_1(aws: StubbedAws) -> N
     for code, fix in (("RequestLimitExceeded", "throttled"), ("ExpiredToken", "session expired")):
         aws.ec2().add_client_error("describe_capacity_block_offerings", code, "nope")
         result = run(
-            "capacity",
-            "find",
-            "--instance-type",
-            "p5.48xlarge",
-            "--count",
-            "2",
-            "--days",
-            "2",
+            *FIND,
             "--region",
             "us-east-2",
         )
