@@ -103,6 +103,14 @@ def check_purchase(cfg: ClusterConfig, source: Path, offering: Offering, index: 
             f"the offering is in {offering.availability_zone} and a cluster lives in one AZ",
             f"pick an offering in {cfg.availability_zone}",
         )
+    if offering.availability_zone != cfg.availability_zone and cfg.network.subnet_id is not None:
+        raise BadInput(
+            source,
+            "network.subnet_id",
+            f"{cfg.network.subnet_id} lies in {cfg.availability_zone}, "
+            f"the offering in {offering.availability_zone}",
+            f"pick an offering in {cfg.availability_zone}, or a subnet of {offering.availability_zone} first",
+        )
     stand_in = Bought(STAND_IN_RESERVATION, offering.availability_zone, offering.start, offering.end)
     parse_config(
         apply_edits(source.read_text(encoding="utf-8"), block_edits(cfg, index, stand_in), source),

@@ -133,6 +133,23 @@ def test_a_block_the_config_cannot_take_is_refused_before_buying(
     assert aws.made == []
 
 
+def test_a_block_in_another_az_than_an_existing_subnet_is_refused(aws: StubbedAws, config: Path) -> None:
+    text = COMMENTED_CONFIG.replace(
+        "image:\n",
+        "network:\n  vpc_id: vpc-0123456789abcdef0\n  subnet_id: subnet-0123456789abcdef0\nimage:\n",
+    )
+    config.write_text(text)
+    remember()
+    result = run("capacity", "buy", OFFERING, "--config", str(config), "--yes")
+    assert result.exit_code == 2, result.output
+    assert (
+        "network.subnet_id: subnet-0123456789abcdef0 lies in us-east-2a, the offering in us-east-2b"
+        in result.stderr
+    )
+    assert config.read_text() == text
+    assert aws.made == []
+
+
 def test_an_unknown_offering_asks_for_capacity_find(aws: StubbedAws, config: Path) -> None:
     result = run("capacity", "buy", "cb-0999999999999999", "--config", str(config), "--yes")
     assert result.exit_code == 2
