@@ -88,6 +88,18 @@ class NodeRoles(Construct):
                     resources=["*"],
                 ),
                 iam.PolicyStatement(
+                    # The head publishes the kernel its AMI boots (names.head_image_parameter).
+                    sid="PublishHeadImage",
+                    actions=["ssm:PutParameter"],
+                    resources=[
+                        stack.format_arn(
+                            service="ssm",
+                            resource="parameter",
+                            resource_name=names.head_image_parameter(cfg).lstrip("/"),
+                        )
+                    ],
+                ),
+                iam.PolicyStatement(
                     sid="ResizeClusterGroups",
                     actions=["autoscaling:SetDesiredCapacity", "autoscaling:UpdateAutoScalingGroup"],
                     resources=["*"],

@@ -124,6 +124,12 @@ def storage_parameter(cfg: ClusterConfig, fact: str) -> str:
     return f"{storage_parameter_path(cfg)}/{fact}"
 
 
+def head_image_parameter(cfg: ClusterConfig) -> str:
+    """JSON {"ami_id", "kernel"} the head node writes at boot: the kernel its AMI really boots,
+    which `gpucluster ami pin --kernel-from-cluster` copies into image.kernel."""
+    return f"{parameter_prefix(cfg)}/head/image"
+
+
 def role_name_prefix(cfg: ClusterConfig) -> str:
     """IAM role names of the cluster's nodes start with this; the munge secret trusts it."""
     return f"gpucluster-{cfg.name}-{cfg.region}-"

@@ -178,6 +178,7 @@ case "$1 $2" in
   "ssm get-parameters-by-path") cat "$SIM_STATE/ssm" ;;
   # The bundle pointer (names.bundle_parameter) and the bundles it names, as files.
   "ssm get-parameter") cat "$SIM_STATE/bundle-pointer" ;;
+  "ssm put-parameter") printf '%s\n' "$*" >>"$SIM_STATE/put-parameters" ;;
   "s3 cp")
     args=("$@"); src="${args[-2]}"; dst="${args[-1]}"
     [[ -f "$SIM_FIXTURES/$(basename "$src")" ]] || { echo "fatal error: 404 $src" >&2; exit 1; }
@@ -222,6 +223,7 @@ done
 case "$url" in
   */latest/api/token) echo "IMDSTOKEN" ;;
   */meta-data/instance-id) echo "$SIM_INSTANCE_ID" ;;
+  */meta-data/ami-id) echo "ami-0123456789abcdef0" ;;
   */meta-data/local-ipv4) echo "$SIM_LOCAL_IPV4" ;;
   */meta-data/tags/instance/*) exit 22 ;;
   *)

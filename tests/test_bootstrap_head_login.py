@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gpucluster import names
 from gpucluster.bootstrap.bundle import BUNDLE_INSTALL_DIR, bundle_files, head_agents
 from gpucluster.slurm.conf import controller_hostname
 from tests.bootstrap_runs import CHANGING_CALLS, abandoned, continued, example
@@ -35,6 +36,9 @@ def test_head_runs_configless_controller_and_is_idempotent(tmp_path: Path) -> No
     assert (node.root / "etc/slurm/plugstack.conf.d/pyxis.conf").read_text().startswith("required ")
     assert run.index("make -C") < run.index("systemctl start slurmctld")
     assert not continued(run) and not abandoned(run)
+    (put,) = (node.state / "put-parameters").read_text().splitlines()
+    assert f"--name {names.head_image_parameter(cfg)} --type String --overwrite" in put
+    assert '{"ami_id":"ami-0123456789abcdef0","kernel":' in put
     agents = head_agents(cfg)
     for timer in agents.timers:
         assert f"systemctl start {timer}" in run.calls
@@ -45,6 +49,7 @@ def test_head_runs_configless_controller_and_is_idempotent(tmp_path: Path) -> No
     assert again.returncode == 0, again.output
     assert [call for call in again.calls if call.startswith(CHANGING_CALLS)] == []
     assert node.tree() == before
+    assert (node.state / "put-parameters").read_text().splitlines() == [put]  # published once
 
 
 def test_head_bundle_carries_the_agents_and_their_timers() -> None:

@@ -26,6 +26,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.config": 1,
     "gpucluster.names": 1,
     "gpucluster.rendering": 1,
+    # AWS clients made in one place and their failures as one line
+    "gpucluster.aws": 1,
     # what a cluster is made of: Slurm's files, the node bootstrap, the validation jobs and
     # their verdict, the head node's agents
     "gpucluster.slurm": 2,
@@ -38,6 +40,10 @@ LAYERS: dict[str, int] = {
     "gpucluster.synth": 3,
     "gpucluster.diff": 3,
     "gpucluster.scan": 3,
+    # the workstation's AWS verbs: Capacity Blocks, preflight, AMI pinning
+    "gpucluster.capacity": 3,
+    "gpucluster.preflight": 3,
+    "gpucluster.ami": 3,
     # the command line
     "gpucluster.cli": 4,
     "gpucluster.__main__": 4,

@@ -140,8 +140,9 @@ RETRIES: tuple[Retry, ...] = (
     Retry(
         "AWS_RETRIES",
         5,
-        {"head": 3, "login": 3, "compute": 8},
-        "instance metadata and SSM reads (instance id, storage parameters, log config)",
+        {"head": 5, "login": 3, "compute": 8},
+        "instance metadata and SSM reads (instance id, storage parameters, log config), "
+        "and the head's AMI id and its SSM write (record_head_image)",
     ),
     Retry(
         "MOUNT_RETRIES",

@@ -270,6 +270,7 @@ def _cluster_conf(
         use_sackd=uses_sackd(cfg),
         param_munge_secret_arn=names.storage_parameter(cfg, "munge_secret_arn"),
         param_log_agent_config=names.log_agent_config_parameter(cfg),
+        param_head_image=names.head_image_parameter(cfg),
         cw_agent_ctl=node_logs.AGENT_CTL,
         cw_agent=node_logs.CLOUDWATCH_AGENT,
         storage_path=names.storage_parameter_path(cfg),

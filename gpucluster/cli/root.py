@@ -64,3 +64,10 @@ def load_checked(path: Path) -> ClusterConfig:
     for warning in cfg.warnings():
         err.print(f"[yellow]warning[/yellow] {path}: {warning}", highlight=False, soft_wrap=True)
     return cfg
+
+
+def verb_group(name: str, help: str) -> typer.Typer:  # noqa: A002 - typer's name
+    """A verb with sub-verbs (`gpucluster capacity find`), failing like every other verb."""
+    group = typer.Typer(cls=GpuclusterGroup, no_args_is_help=True, rich_markup_mode=None, help=help)
+    app.add_typer(group, name=name)
+    return group

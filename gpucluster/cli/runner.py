@@ -1,7 +1,8 @@
 """Runs the `gpucluster` app so that every verb ends the same way.
 
 Exit codes (the user's contract): 0 ok, 1 a check failed (diff, scan, synth's
-cdk-nag), 2 bad input or a usage error, 3 gpucluster itself failed (a bug).
+cdk-nag) or an AWS call failed (`error: aws ...`, one line), 2 bad input or a
+usage error, 3 gpucluster itself failed (a bug).
 Bad input prints `error FILE: FIELD: what; fix`; a usage error prints one line
 `usage error: ...` naming `gpucluster <verb> -h`; no verb prints a traceback
 (set GPUCLUSTER_DEBUG=1 to see one for a bug).
@@ -18,8 +19,10 @@ from typing import Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from gpucluster.aws.errors import AwsError
 from gpucluster.bad_input import EXIT_BAD_INPUT, BadInput, report
 
+EXIT_AWS_FAILED = 1
 EXIT_INTERNAL = 3
 PROG = "gpucluster"
 
@@ -67,6 +70,10 @@ class GpuclusterGroup(TyperGroup):
             result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except BadInput as exc:
             return report(exc)
+        except AwsError as exc:
+            # The input was fine but AWS refused or failed: not bad input (2), a failure (1).
+            print(f"error: aws {exc.line}", file=sys.stderr)
+            return EXIT_AWS_FAILED
         except typer.TyperException as exc:
             if type(exc).__name__ == "NoArgsIsHelpError":
                 ctx = getattr(exc, "ctx", None)

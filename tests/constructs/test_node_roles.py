@@ -44,7 +44,7 @@ def test_one_role_and_one_profile_per_node_role(roles):
 @pytest.mark.parametrize(
     ("role", "only_here"),
     [
-        ("head", {"ReadCapacityAndInstances", "ResizeClusterGroups"}),
+        ("head", {"ReadCapacityAndInstances", "ResizeClusterGroups", "PublishHeadImage"}),
         ("login", set()),
         ("compute", {"CompleteOwnLaunch", "FindOwnGroup"}),
     ],
@@ -67,3 +67,15 @@ def test_the_bundle_and_the_log_group_are_named_exactly(roles):
     statements = _statements(roles, "login")
     assert statements["ReadBootstrapBundle"]["Resource"] == f"{BUCKET_ARN}/bundle.tar.gz"
     assert statements["ShipNodeLogs"]["Resource"] == LOG_GROUP_ARN
+
+
+def test_the_head_may_write_only_its_image_parameter(roles):
+    statement = _statements(roles, "head")["PublishHeadImage"]
+    assert statement["Action"] == "ssm:PutParameter"
+    (_, parts) = statement["Resource"]["Fn::Join"]
+    assert parts[-1].endswith(":parameter/gpucluster/demo/head/image")
+    assert not any(
+        "PutParameter" in str(s["Action"])
+        for r in ("login", "compute")
+        for s in _statements(roles, r).values()
+    )

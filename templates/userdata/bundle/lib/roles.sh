@@ -102,6 +102,7 @@ run_head() {
   step start_log_shipping
   step pin_kernel
   step verify_kernel
+  step record_head_image
   step install_head_packages
   step read_storage_parameters
   step install_munge_key

@@ -50,6 +50,23 @@ verify_kernel() {
   log "kernel ${running} matches image.kernel"
 }
 
+# The head boots the same AMI as every node: it publishes the AMI id and the kernel it
+# booted, for `gpucluster ami pin --kernel-from-cluster` to copy into image.kernel. Written
+# to SSM only when it changed (the marker), so a rerun makes no call. Not fatal: the
+# cluster runs without it, but the line says how to get it.
+record_head_image() {
+  local ami kernel value marker="${STATE_DIR}/head-image.json"
+  ami="$(retry AWS_RETRIES imds ami-id)" || { log "WARNING cannot read ami-id from IMDSv2; ${PARAM_HEAD_IMAGE} not written"; return 0; }
+  kernel="$(uname -r)"
+  value="{\"ami_id\":\"${ami}\",\"kernel\":\"${kernel}\"}"
+  write_if_changed "${marker#"${R}"}" 0644 <<<"${value}" || return 0
+  if ! retry AWS_RETRIES aws --region "${REGION}" ssm put-parameter --name "${PARAM_HEAD_IMAGE}" \
+    --type String --overwrite --value "${value}" >/dev/null; then
+    rm -f "${marker}"
+    log "WARNING cannot write ${PARAM_HEAD_IMAGE} to SSM (the head role needs ssm:PutParameter on it); image.kernel cannot be read from this cluster: set it to ${kernel} by hand"
+  fi
+}
+
 # Ubuntu 24.04 forbids unprivileged user namespaces through AppArmor; Enroot needs them.
 enable_user_namespaces() {
   if write_if_changed /etc/sysctl.d/99-gpucluster-enroot.conf 0644 <<'CONF'; then

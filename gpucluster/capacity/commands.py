@@ -1,0 +1,227 @@
+"""The `capacity` verbs' steps, so gpucluster.cli keeps one thin function per verb."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from rich.console import Console
+
+from gpucluster.aws.clients import Clients
+from gpucluster.bad_input import BadInput
+from gpucluster.capacity import offerings, purchase, reservations
+from gpucluster.config import CapacityBlockCapacity, ClusterConfig
+from gpucluster.config.capacity_block_rules import current_time
+from gpucluster.tables import print_table, table
+
+
+def parse_time(value: str | None, option: str) -> datetime | None:
+    """ISO 8601 date or time from the command line; UTC when it names no zone."""
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise BadInput(
+            "(command line)",
+            option,
+            f"'{value}' is not a date",
+            "write it like 2027-06-01 or 2027-06-01T11:30Z",
+        ) from None
+    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def regions_asked(regions: Sequence[str], cfg: ClusterConfig | None) -> list[str]:
+    if regions:
+        return list(dict.fromkeys(regions))
+    if cfg is not None:
+        return [cfg.region]
+    raise BadInput(
+        "(command line)", "--region", "no region given", "pass --region R (repeat it) or --config FILE"
+    )
+
+
+def find(out: Console, regions: Sequence[str], request: offerings.Request) -> int:
+    found = offerings.find_offerings(Clients(), regions, request)
+    offerings.remember(found)
+    title = f"{request.count} x {request.instance_type} for {request.days} days in {', '.join(regions)}"
+    if not found:
+        out.print(
+            f"no Capacity Block offerings: {title}; try other dates, days, counts or regions", highlight=False
+        )
+        return 1
+    print_table(out, table(f"Capacity Block offerings: {title}", offerings.COLUMNS, offerings.rows(found)))
+    out.print(
+        "buy one with `gpucluster capacity buy OFFERING --config FILE`", highlight=False, soft_wrap=True
+    )
+    return 0
+
+
+def buy(
+    out: Console,
+    cfg: ClusterConfig,
+    config: Path,
+    offering_id: str,
+    group: str | None,
+    confirm: Callable[[], None],
+) -> None:
+    offering = offerings.recall(offering_id)
+    index = purchase.pick_group(cfg, config, offering.instance_type, group)
+    purchase.check_purchase(cfg, config, offering, index)
+    for line in purchase.charge_lines(offering):
+        out.print(line, highlight=False, soft_wrap=True)
+    confirm()
+    bought = purchase.buy(Clients(), offering)
+    try:
+        purchase.write_block(config, index, cfg, bought)
+    except BadInput:
+        # Paid for but not written: the user must not lose the id.
+        out.print(
+            f"[red]bought {bought.reservation_id} ({bought.availability_zone}, "
+            f"{bought.start:%Y-%m-%dT%H:%MZ} to {bought.end:%Y-%m-%dT%H:%MZ}) but {config} was not "
+            f"changed; put these into compute_groups.{index}.capacity by hand[/red]",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise
+    out.print(
+        f"[green]bought[/green] {bought.reservation_id}; {config}: compute group "
+        f"{cfg.compute_groups[index].name} now uses it ({bought.start:%Y-%m-%d %H:%M} to "
+        f"{bought.end:%Y-%m-%d %H:%M} UTC, {bought.availability_zone})",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def selected(cfg: ClusterConfig | None, ids: Sequence[str], region: str | None) -> tuple[str, list[str]]:
+    """The region and reservation ids a show/wait is about: ids given, or the config's."""
+    if cfg is not None and not ids:
+        found = list(reservations.config_reservations(cfg))
+        if not found:
+            raise BadInput(
+                "(config)", "compute_groups", "no group names a reservation", "buy one: capacity buy"
+            )
+        return region or cfg.region, found
+    if not ids:
+        raise BadInput(
+            "(command line)", "RESERVATION_ID", "nothing to show", "pass --config FILE or reservation ids"
+        )
+    if region is None and cfg is None:
+        raise BadInput("(command line)", "--region", "no region given", "pass --region R or --config FILE")
+    return region or (cfg.region if cfg else ""), list(ids)
+
+
+def show(out: Console, region: str, ids: Sequence[str]) -> None:
+    now = current_time()
+    found = reservations.describe(Clients(), region, ids)
+    rows = [reservations.row(r, now) for r in found]
+    print_table(out, table(f"capacity reservations in {region}", reservations.ROW_COLUMNS, rows))
+
+
+def wait(out: Console, region: str, ids: Sequence[str], timeout: timedelta, poll: timedelta) -> int:
+    started = datetime.now(UTC)
+
+    def progress(current: list[reservations.Reservation]) -> None:
+        waited = int((datetime.now(UTC) - started).total_seconds())
+        states = ", ".join(f"{r.reservation_id} {r.state}" for r in current)
+        out.print(f"[{waited // 60:02d}:{waited % 60:02d}] {states}", highlight=False, soft_wrap=True)
+
+    result = reservations.wait_active(Clients(), region, ids, timeout, poll, progress)
+    if result.done:
+        out.print(
+            "[green]active[/green]: every reservation can launch instances", highlight=False, soft_wrap=True
+        )
+        return 0
+    if result.failed:
+        for r in result.failed:
+            out.print(
+                f"[red]{r.reservation_id} is {r.state}[/red]: it will never become active; "
+                "check billing (payment-failed) or buy a new block",
+                highlight=False,
+                soft_wrap=True,
+            )
+        return 1
+    out.print(
+        f"[yellow]timeout[/yellow] after {timeout}: not every reservation is active; "
+        "a block becomes active at its start time (see `capacity show`)",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return 1
+
+
+def block_group(cfg: ClusterConfig, config: Path, group: str | None) -> int:
+    blocks = [i for i, g in enumerate(cfg.compute_groups) if isinstance(g.capacity, CapacityBlockCapacity)]
+    chosen = [i for i in blocks if group is None or cfg.compute_groups[i].name == group]
+    if len(chosen) == 1:
+        return chosen[0]
+    what = "no Capacity Block group" if not chosen else "several Capacity Block groups"
+    raise BadInput(
+        config,
+        "compute_groups",
+        f"has {what}" + (f" named {group}" if group else ""),
+        "name the group with --group NAME",
+    )
+
+
+def extend(
+    out: Console,
+    cfg: ClusterConfig,
+    config: Path,
+    group: str | None,
+    days: int,
+    offering_id: str | None,
+    confirm: Callable[[], None],
+) -> int:
+    index = block_group(cfg, config, group)
+    capacity = cfg.compute_groups[index].capacity
+    assert isinstance(capacity, CapacityBlockCapacity)  # block_group picked a block group
+    found = purchase.extension_offerings(Clients(), cfg.region, capacity.reservation_id, days)
+    rows = [
+        (e.offering_id, str(e.hours), f"{e.new_end:%Y-%m-%d %H:%M}", f"{e.upfront_fee:,.2f}", e.currency)
+        for e in found
+    ]
+    if not found:
+        out.print(
+            f"no extension of {days} days is offered for {capacity.reservation_id}; try fewer days",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return 1
+    print_table(out, table(f"extensions of {capacity.reservation_id}", purchase.EXTENSION_COLUMNS, rows))
+    chosen = [e for e in found if offering_id in (None, e.offering_id)]
+    if offering_id is None and len(found) > 1:
+        raise BadInput(
+            "(command line)", "--offering", "several extensions are offered", "pick one with --offering ID"
+        )
+    if not chosen:
+        raise BadInput(
+            "(command line)", "--offering", f"{offering_id} is not offered", "pick one from the table"
+        )
+    extension = chosen[0]
+    purchase.check_extension(config, index, extension)
+    out.print(
+        f"charged now  {extension.upfront_fee:,.2f} {extension.currency}, not refundable; "
+        f"new end {extension.new_end:%Y-%m-%d %H:%M} UTC",
+        highlight=False,
+        soft_wrap=True,
+    )
+    confirm()
+    end = purchase.buy_extension(Clients(), cfg.region, extension)
+    try:
+        purchase.write_end(config, index, end)
+    except BadInput:
+        out.print(
+            f"[red]extended {capacity.reservation_id} to {end:%Y-%m-%dT%H:%MZ} but {config} was not "
+            f"changed; set compute_groups.{index}.capacity.end by hand[/red]",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise
+    out.print(
+        f"[green]extended[/green] {capacity.reservation_id} to {end:%Y-%m-%d %H:%M} UTC; {config} updated",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return 0

@@ -1,0 +1,239 @@
+"""Checks of the account and region: credentials, AZ, instance types, quotas, AMI, CDK, VPC."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+from gpucluster.ami.pin import describe_image, resolve_parameter
+from gpucluster.aws.clients import Clients
+from gpucluster.aws.errors import aws_call
+from gpucluster.config import CapacityBlockCapacity, ClusterConfig
+from gpucluster.preflight.result import Result, failed, passed
+
+# EC2 On-Demand vCPU quotas by instance family (Service Quotas, service code ec2; the codes
+# `aws service-quotas list-service-quotas --service-code ec2` lists under these names).
+QUOTA_CODES = {
+    "P": ("L-417A185B", "Running On-Demand P instances"),
+    "G": ("L-DB2E81BA", "Running On-Demand G and VT instances"),
+    "Standard": ("L-1216C47A", "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances"),
+    "Inf": ("L-1945791B", "Running On-Demand Inf instances"),
+    "Trn": ("L-2C3B7624", "Running On-Demand Trn instances"),
+    "DL": ("L-6E869C2A", "Running On-Demand DL instances"),
+}
+# The synthesized templates' CheckBootstrapVersion rule refuses older bootstrap stacks.
+MIN_BOOTSTRAP_VERSION = 6
+BOOTSTRAP_STACK = "CDKToolkit"
+# Names of the Ubuntu 24.04 base DLAMI, like
+# "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 24.04) 20261120".
+DLAMI_NAME = re.compile(r"^Deep Learning .*\(Ubuntu 24\.04\)")
+
+
+def credentials(clients: Clients, cfg: ClusterConfig) -> list[Result]:
+    with aws_call("sts:GetCallerIdentity", cfg.region):
+        identity: dict[str, Any] = clients.get("sts", cfg.region).get_caller_identity()
+    account = identity["Account"]
+    if cfg.account and cfg.account != account:
+        return [
+            failed(
+                "credentials",
+                f"the credentials are for account {account}, the config names {cfg.account}",
+                "use a profile of the config's account (AWS_PROFILE) or fix `account`",
+            )
+        ]
+    return [passed("credentials", f"account {account} as {identity.get('Arn', '?')}")]
+
+
+def zone(clients: Clients, cfg: ClusterConfig) -> list[Result]:
+    with aws_call("ec2:DescribeAvailabilityZones", cfg.region):
+        zones: list[dict[str, Any]] = clients.get("ec2", cfg.region).describe_availability_zones()[
+            "AvailabilityZones"
+        ]
+    states = {z["ZoneName"]: z.get("State", "available") for z in zones}
+    usable = ", ".join(sorted(name for name, state in states.items() if state == "available"))
+    if states.get(cfg.availability_zone) == "available":
+        return [passed("region and AZ", f"{cfg.availability_zone} is available in {cfg.region}")]
+    return [
+        failed(
+            "region and AZ",
+            f"{cfg.availability_zone} is {states.get(cfg.availability_zone, 'not a zone of ' + cfg.region)}",
+            f"set availability_zone to one of: {usable}",
+        )
+    ]
+
+
+def _all_types(cfg: ClusterConfig) -> dict[str, int]:
+    """Instance type -> how many the cluster runs at most."""
+    counts: dict[str, int] = defaultdict(int)
+    counts[cfg.head_node.instance_type] += 1
+    if cfg.login_nodes.count:
+        counts[cfg.login_nodes.instance_type] += cfg.login_nodes.count
+    for group in cfg.compute_groups:
+        counts[group.instance_type] += group.count
+    return dict(counts)
+
+
+def instance_types(clients: Clients, cfg: ClusterConfig) -> list[Result]:
+    wanted = sorted(_all_types(cfg))
+    paginator = clients.get("ec2", cfg.region).get_paginator("describe_instance_type_offerings")
+    offered: set[str] = set()
+    with aws_call("ec2:DescribeInstanceTypeOfferings", cfg.region):
+        for page in paginator.paginate(
+            LocationType="availability-zone",
+            Filters=[
+                {"Name": "location", "Values": [cfg.availability_zone]},
+                {"Name": "instance-type", "Values": wanted},
+            ],
+        ):
+            offered.update(o["InstanceType"] for o in page.get("InstanceTypeOfferings", []))
+    return [
+        passed(f"{name} in AZ", f"offered in {cfg.availability_zone}")
+        if name in offered
+        else failed(
+            f"{name} in AZ",
+            f"not offered in {cfg.availability_zone}",
+            "pick an AZ that offers it (`aws ec2 describe-instance-type-offerings --location-type "
+            "availability-zone`) or another instance type",
+        )
+        for name in wanted
+    ]
+
+
+def family(instance_type: str) -> str | None:
+    letters = re.match(r"^[a-z]+", instance_type)
+    prefix = letters.group(0) if letters else ""
+    if prefix.startswith("trn"):
+        return "Trn"
+    if prefix.startswith("inf"):
+        return "Inf"
+    if prefix.startswith("dl"):
+        return "DL"
+    if prefix.startswith("vt"):
+        return "G"  # one quota for G and VT
+    if prefix.startswith("hpc"):
+        return None  # its own quota; the head and login nodes never use it
+    if prefix[:1] in ("p", "g"):
+        return prefix[:1].upper()
+    if prefix[:1] in "acdhimrtz":
+        return "Standard"
+    return None
+
+
+def quotas(clients: Clients, cfg: ClusterConfig) -> list[Result]:
+    counts = _all_types(cfg)
+    # Instances of a Capacity Block run in capacity bought up front; only the others are
+    # counted against the On-Demand vCPU quotas here.
+    for group in cfg.compute_groups:
+        if isinstance(group.capacity, CapacityBlockCapacity):
+            counts[group.instance_type] -= group.count
+    counts = {name: n for name, n in counts.items() if n > 0}
+    with aws_call("ec2:DescribeInstanceTypes", cfg.region):
+        described = clients.get("ec2", cfg.region).describe_instance_types(InstanceTypes=sorted(counts))
+    vcpus = {t["InstanceType"]: int(t["VCpuInfo"]["DefaultVCpus"]) for t in described["InstanceTypes"]}
+    needed: dict[str, int] = defaultdict(int)
+    for name, count in counts.items():
+        kind = family(name)
+        if kind is not None:
+            needed[kind] += vcpus.get(name, 0) * count
+    results = []
+    for kind, vcpu in sorted(needed.items()):
+        code, title = QUOTA_CODES[kind]
+        with aws_call("servicequotas:GetServiceQuota", cfg.region):
+            quota = clients.get("service-quotas", cfg.region).get_service_quota(
+                ServiceCode="ec2", QuotaCode=code
+            )
+        value = float(quota["Quota"]["Value"])
+        check = f"quota {kind}"
+        if value >= vcpu:
+            results.append(passed(check, f"{title}: {value:.0f} vCPUs, the cluster needs {vcpu}"))
+        else:
+            results.append(
+                failed(
+                    check,
+                    f"{title}: {value:.0f} vCPUs, the cluster needs {vcpu}",
+                    f"request an increase of {code} in Service Quotas (region {cfg.region})",
+                )
+            )
+    return results
+
+
+def image(clients: Clients, cfg: ClusterConfig) -> list[Result]:
+    ami_id = cfg.image.ami_id or resolve_parameter(clients, cfg.region, cfg.image.ssm_parameter)
+    found = describe_image(clients, cfg.region, ami_id)
+    if found is None:
+        return [
+            failed(
+                "AMI",
+                f"{ami_id} does not exist in {cfg.region} or is not shared with the account",
+                "pin an AMI of this region (`gpucluster ami pin`)",
+            )
+        ]
+    if found.architecture != "x86_64":
+        return [failed("AMI", f"{ami_id} is {found.architecture}", "use an x86_64 Deep Learning AMI")]
+    if not DLAMI_NAME.match(found.name):
+        return [
+            failed(
+                "AMI",
+                f"{ami_id} is '{found.name}', not the Ubuntu 24.04 Deep Learning AMI",
+                "pin the DLAMI: `gpucluster ami pin` with the default image.ssm_parameter",
+            )
+        ]
+    return [passed("AMI", f"{ami_id}: {found.name}")]
+
+
+def cdk_bootstrap(clients: Clients, cfg: ClusterConfig) -> list[Result]:
+    from gpucluster.aws.errors import AwsError
+
+    fix = f"run `npx cdk bootstrap aws://ACCOUNT/{cfg.region}`"
+    try:
+        with aws_call("cloudformation:DescribeStacks", cfg.region):
+            stacks = clients.get("cloudformation", cfg.region).describe_stacks(StackName=BOOTSTRAP_STACK)[
+                "Stacks"
+            ]
+    except AwsError as exc:
+        if "does not exist" not in exc.line:
+            raise
+        return [failed("CDK bootstrap", f"no {BOOTSTRAP_STACK} stack in {cfg.region}", fix)]
+    stack = stacks[0]
+    status = stack.get("StackStatus", "")
+    outputs = {o["OutputKey"]: o.get("OutputValue", "") for o in stack.get("Outputs", [])}
+    version = outputs.get("BootstrapVersion", "0")
+    if not status.endswith("_COMPLETE") or "ROLLBACK" in status:
+        return [
+            failed("CDK bootstrap", f"{BOOTSTRAP_STACK} is {status}", f"fix or delete the stack, then {fix}")
+        ]
+    if not version.isdigit() or int(version) < MIN_BOOTSTRAP_VERSION:
+        return [
+            failed("CDK bootstrap", f"version {version}, the templates need {MIN_BOOTSTRAP_VERSION}+", fix)
+        ]
+    return [passed("CDK bootstrap", f"{BOOTSTRAP_STACK} version {version} ({status})")]
+
+
+def network(clients: Clients, cfg: ClusterConfig) -> list[Result]:
+    net = cfg.network
+    if net.subnet_id is None:
+        return [passed("network", f"a new VPC {net.cidr} is created in {cfg.availability_zone}")]
+    with aws_call("ec2:DescribeSubnets", cfg.region):
+        subnets = clients.get("ec2", cfg.region).describe_subnets(SubnetIds=[net.subnet_id])["Subnets"]
+    subnet = subnets[0]
+    # One primary address per node; EFA-only interfaces take none.
+    needed = sum(_all_types(cfg).values())
+    problems = []
+    if subnet["VpcId"] != net.vpc_id:
+        problems.append((f"{net.subnet_id} is in {subnet['VpcId']}, not {net.vpc_id}", "fix network.vpc_id"))
+    if subnet["AvailabilityZone"] != cfg.availability_zone:
+        problems.append(
+            (
+                f"{net.subnet_id} is in {subnet['AvailabilityZone']}, not {cfg.availability_zone}",
+                "use a private subnet of availability_zone",
+            )
+        )
+    free = int(subnet.get("AvailableIpAddressCount", 0))
+    if free < needed:
+        problems.append(
+            (f"{net.subnet_id} has {free} free addresses, the nodes need {needed}", "use a larger subnet")
+        )
+    if problems:
+        return [failed("network", what, fix) for what, fix in problems]
+    return [passed("network", f"{net.subnet_id} in {cfg.availability_zone}, {free} free addresses")]

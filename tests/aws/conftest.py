@@ -1,0 +1,3 @@
+from tests.aws.stubs import aws
+
+__all__ = ["aws"]

@@ -1,0 +1,234 @@
+"""`capacity buy` and `capacity extend`: the charge is shown and confirmed, the config
+keeps every line it did not mean to change, and a failed purchase leaves it unchanged."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpucluster.capacity import offerings
+from gpucluster.cli import app
+from gpucluster.config.loader import load_config
+from tests.aws.config_text import COMMENTED_CONFIG
+from tests.aws.stubs import StubbedAws
+
+START = datetime(2027, 6, 7, 11, 30, tzinfo=UTC)
+END = datetime(2027, 6, 14, 11, 30, tzinfo=UTC)
+OFFERING = "cb-0123456789abcdef0"
+RESERVATION = "cr-0fedcba9876543210"
+
+
+def run(*args: str, input: str | None = None):  # noqa: A002 - CliRunner's name
+    return CliRunner().invoke(app, list(args), input=input)
+
+
+def remember(region: str = "us-east-2", az: str = "us-east-2b", count: int = 2) -> None:
+    offerings.remember(
+        [
+            offerings.Offering(
+                OFFERING, region, az, "p5.48xlarge", count, START, END, 168, Decimal("64512.00"), "USD"
+            )
+        ]
+    )
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(COMMENTED_CONFIG)
+    return path
+
+
+def purchase_ok(aws: StubbedAws) -> None:
+    aws.ec2().add_response(
+        "purchase_capacity_block",
+        {
+            "CapacityReservation": {
+                "CapacityReservationId": RESERVATION,
+                "AvailabilityZone": "us-east-2b",
+                "StartDate": START,
+                "EndDate": END,
+                "State": "payment-pending",
+            }
+        },
+        {"CapacityBlockOfferingId": OFFERING, "InstancePlatform": "Linux/UNIX"},
+    )
+
+
+def test_buy_shows_the_charge_asks_and_writes_the_block(aws: StubbedAws, config: Path) -> None:
+    remember()
+    purchase_ok(aws)
+    result = run("capacity", "buy", OFFERING, "--config", str(config), input="y\n")
+    assert result.exit_code == 0, result.output
+    assert "64,512.00 USD (24.0000 per GPU-hour)" in result.stdout
+    assert "Buy?" in result.output
+    after = config.read_text()
+    removed = set(COMMENTED_CONFIG.splitlines()) - set(after.splitlines())
+    added = set(after.splitlines()) - set(COMMENTED_CONFIG.splitlines())
+    assert removed == {
+        "    capacity: {type: on-demand}   # bought in the console for now",
+        "availability_zone: us-east-2a",
+    }
+    assert added == {
+        "    capacity:                     # bought in the console for now",
+        "      type: capacity-block",
+        f"      reservation_id: {RESERVATION}",
+        "      start: 2027-06-07T11:30:00Z",
+        "      end: 2027-06-14T11:30:00Z",
+        "availability_zone: us-east-2b",
+    }
+    cfg = load_config(config)
+    assert cfg.availability_zone == "us-east-2b"
+    assert cfg.compute_groups[0].capacity.reservation_id == RESERVATION  # type: ignore[union-attr]
+
+
+def test_a_purchase_that_fails_after_confirmation_leaves_the_file_unchanged(
+    aws: StubbedAws, config: Path
+) -> None:
+    remember()
+    aws.ec2().add_client_error("purchase_capacity_block", "InsufficientInstanceCapacity", "sold out")
+    result = run("capacity", "buy", OFFERING, "--config", str(config), "--yes")
+    assert result.exit_code == 1
+    assert "error: aws ec2:PurchaseCapacityBlock (us-east-2): InsufficientInstanceCapacity: sold out;" in (
+        result.stderr
+    )
+    assert config.read_text() == COMMENTED_CONFIG
+    assert [p.name for p in config.parent.iterdir()] == ["cluster.yaml"]
+
+
+def test_saying_no_buys_nothing(aws: StubbedAws, config: Path) -> None:
+    remember()
+    result = run("capacity", "buy", OFFERING, "--config", str(config), input="n\n")
+    assert result.exit_code == 1
+    assert "aborted" in result.stderr
+    assert config.read_text() == COMMENTED_CONFIG
+    assert aws.made == []
+
+
+@pytest.mark.parametrize(
+    ("offer", "extra", "message"),
+    [
+        (
+            {"region": "us-west-2", "az": "us-west-2a"},
+            [],
+            "region: is us-east-2, the offering is in us-west-2",
+        ),
+        ({"count": 1}, [], "compute_groups.0.count: 2 nodes, the block holds 1"),
+        ({}, ["--group", "dev"], "group dev runs g6e.48xlarge, the block holds p5.48xlarge"),
+        ({}, ["--group", "nope"], "has no group named nope"),
+    ],
+)
+def test_a_block_the_config_cannot_take_is_refused_before_buying(
+    aws: StubbedAws, config: Path, offer: dict, extra: list[str], message: str
+) -> None:
+    remember(**offer)
+    result = run("capacity", "buy", OFFERING, "--config", str(config), "--yes", *extra)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert config.read_text() == COMMENTED_CONFIG
+    assert aws.made == []
+
+
+def test_a_block_in_another_az_than_an_existing_subnet_is_refused(aws: StubbedAws, config: Path) -> None:
+    text = COMMENTED_CONFIG.replace(
+        "image:\n",
+        "network:\n  vpc_id: vpc-0123456789abcdef0\n  subnet_id: subnet-0123456789abcdef0\nimage:\n",
+    )
+    config.write_text(text)
+    remember()
+    result = run("capacity", "buy", OFFERING, "--config", str(config), "--yes")
+    assert result.exit_code == 2, result.output
+    assert (
+        "network.subnet_id: subnet-0123456789abcdef0 lies in us-east-2a, the offering in us-east-2b"
+        in result.stderr
+    )
+    assert config.read_text() == text
+    assert aws.made == []
+
+
+def test_an_unknown_offering_asks_for_capacity_find(aws: StubbedAws, config: Path) -> None:
+    result = run("capacity", "buy", "cb-0999999999999999", "--config", str(config), "--yes")
+    assert result.exit_code == 2
+    assert "run `gpucluster capacity find" in result.stderr
+
+
+def bought_config(config: Path, aws: StubbedAws) -> None:
+    remember()
+    purchase_ok(aws)
+    assert run("capacity", "buy", OFFERING, "--config", str(config), "--yes").exit_code == 0
+
+
+def test_extend_buys_the_extension_and_moves_the_end(aws: StubbedAws, config: Path) -> None:
+    bought_config(config, aws)
+    before = config.read_text()
+    new_end = datetime(2027, 6, 21, 11, 30, tzinfo=UTC)
+    aws.ec2().add_response(
+        "describe_capacity_block_extension_offerings",
+        {
+            "CapacityBlockExtensionOfferings": [
+                {
+                    "CapacityBlockExtensionOfferingId": "cbe-0123456789abcdef0",
+                    "CapacityBlockExtensionDurationHours": 168,
+                    "CapacityBlockExtensionEndDate": new_end,
+                    "UpfrontFee": "60000.00",
+                    "CurrencyCode": "USD",
+                }
+            ]
+        },
+        {"CapacityReservationId": RESERVATION, "CapacityBlockExtensionDurationHours": 168},
+    )
+    aws.ec2().add_response(
+        "purchase_capacity_block_extension",
+        {
+            "CapacityBlockExtensions": [
+                {"CapacityReservationId": RESERVATION, "CapacityBlockExtensionEndDate": new_end}
+            ]
+        },
+        {"CapacityBlockExtensionOfferingId": "cbe-0123456789abcdef0", "CapacityReservationId": RESERVATION},
+    )
+    result = run("capacity", "extend", "--config", str(config), "--days", "7", "--yes")
+    assert result.exit_code == 0, result.output
+    after = config.read_text()
+    assert set(before.splitlines()) - set(after.splitlines()) == {"      end: 2027-06-14T11:30:00Z"}
+    assert set(after.splitlines()) - set(before.splitlines()) == {"      end: 2027-06-21T11:30:00Z"}
+
+
+def test_extend_with_no_offering_buys_nothing(aws: StubbedAws, config: Path) -> None:
+    bought_config(config, aws)
+    before = config.read_text()
+    aws.ec2().add_response(
+        "describe_capacity_block_extension_offerings", {"CapacityBlockExtensionOfferings": []}
+    )
+    result = run("capacity", "extend", "--config", str(config), "--days", "7", "--yes")
+    assert result.exit_code == 1
+    assert "no extension of 7 days" in result.stdout
+    assert config.read_text() == before
+
+
+def test_extend_needs_a_block_group(aws: StubbedAws, config: Path) -> None:
+    result = run("capacity", "extend", "--config", str(config), "--days", "7")
+    assert result.exit_code == 2
+    assert "has no Capacity Block group" in result.stderr
+
+
+def test_a_write_that_fails_after_paying_prints_the_reservation(
+    aws: StubbedAws, config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpucluster.config import edit
+
+    remember()
+    purchase_ok(aws)
+
+    def full(path: Path, text: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(edit, "write_atomically", full)
+    result = run("capacity", "buy", OFFERING, "--config", str(config), "--yes")
+    assert result.exit_code == 2
+    assert f"bought {RESERVATION} (us-east-2b, 2027-06-07T11:30Z to 2027-06-14T11:30Z)" in result.stdout
+    assert "cannot be written (No space left on device)" in result.stderr
+    assert config.read_text() == COMMENTED_CONFIG

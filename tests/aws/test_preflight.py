@@ -1,0 +1,249 @@
+"""`gpucluster preflight`: moto for STS, EC2 describes, SSM and CloudFormation; Stubber for
+capacity reservations and Service Quotas (moto lacks both). Exit 0 / 1 / 2."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+from moto import mock_aws
+from typer.testing import CliRunner
+
+from gpucluster.aws import clients
+from gpucluster.cli import app
+from gpucluster.config.image import DLAMI_UBUNTU_2404
+from gpucluster.preflight.account import family
+from tests.moto_models import publish_public_parameter
+
+REGION = "us-east-2"
+EXAMPLE = Path(__file__).parents[2] / "examples" / "default.yaml"
+RESERVATION = "cr-0a1b2c3d4e5f67890"
+DLAMI_NAME = "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 24.04) 20261120"
+
+
+class SplitClient:
+    """A moto-backed client whose calls in `stubbed` go to a Stubber instead."""
+
+    def __init__(self, real: Any, stubbed: Any, operations: set[str]) -> None:
+        self._real, self._stubbed, self._operations = real, stubbed, operations
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stubbed if name in self._operations else self._real, name)
+
+    def get_paginator(self, name: str) -> Any:
+        return (self._stubbed if name in self._operations else self._real).get_paginator(name)
+
+
+class Aws:
+    def __init__(self) -> None:
+        def fake(service: str) -> Any:
+            return boto3.client(service, region_name=REGION)  # type: ignore[call-overload]
+
+        self.ec2_stub = Stubber(fake("ec2"))
+        self.quota_stub = Stubber(fake("service-quotas"))
+        self.ec2_stub.activate()
+        self.quota_stub.activate()
+
+    def client(self, service: str, region: str) -> Any:
+        real = boto3.client(service, region_name=region)  # type: ignore[call-overload]
+        if service == "ec2":
+            return SplitClient(real, self.ec2_stub.client, {"describe_capacity_reservations"})
+        if service == "service-quotas":
+            return self.quota_stub.client
+        return real
+
+    def reservation(self, **changes: Any) -> None:
+        raw = {
+            "CapacityReservationId": RESERVATION,
+            "InstanceType": "p5.48xlarge",
+            "InstancePlatform": "Linux/UNIX",
+            "AvailabilityZone": "us-east-2a",
+            "TotalInstanceCount": 2,
+            "State": "scheduled",
+            "ReservationType": "capacity-block",
+            "StartDate": datetime(2027, 6, 7, 11, 30, tzinfo=UTC),
+            "EndDate": datetime(2027, 6, 14, 11, 30, tzinfo=UTC),
+        }
+        self.ec2_stub.add_response(
+            "describe_capacity_reservations",
+            {"CapacityReservations": [{**raw, **changes}]},
+            {"CapacityReservationIds": [RESERVATION]},
+        )
+
+    def quota(self, value: float = 64.0) -> None:
+        # Head m7i.2xlarge (8) + login m7i.xlarge (4): the block's p5 nodes are not counted.
+        self.quota_stub.add_response(
+            "get_service_quota",
+            {"Quota": {"QuotaCode": "L-1216C47A", "Value": value}},
+            {"ServiceCode": "ec2", "QuotaCode": "L-1216C47A"},
+        )
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch):
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(key, "testing")
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    with mock_aws():
+        fake = Aws()
+        monkeypatch.setattr(clients, "make_client", fake.client)
+        yield fake
+        fake.ec2_stub.assert_no_pending_responses()
+        fake.quota_stub.assert_no_pending_responses()
+
+
+def account_ready(name: str = DLAMI_NAME, bootstrap_version: str = "21") -> None:
+    ec2 = boto3.client("ec2", region_name=REGION)
+    base = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+    instance = ec2.run_instances(ImageId=base, MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
+    ami = ec2.create_image(InstanceId=instance, Name=name)["ImageId"]
+    publish_public_parameter("123456789012", REGION, DLAMI_UBUNTU_2404, ami)
+    template = {
+        "Resources": {"Staging": {"Type": "AWS::S3::Bucket"}},
+        "Outputs": {"BootstrapVersion": {"Value": bootstrap_version}},
+    }
+    boto3.client("cloudformation", region_name=REGION).create_stack(
+        StackName="CDKToolkit", TemplateBody=json.dumps(template)
+    )
+
+
+def run(config: Path = EXAMPLE):
+    return CliRunner().invoke(app, ["preflight", str(config)])
+
+
+def rows(output: str) -> dict[str, str]:
+    found = {}
+    for line in output.splitlines():
+        cells = [cell.strip() for cell in line.split("│")]
+        if len(cells) > 3 and cells[1] in ("pass", "FAIL", "skip"):
+            found[cells[2]] = " | ".join(cells[1:])
+    return found
+
+
+def test_an_account_ready_for_the_example_passes(aws: Aws) -> None:
+    account_ready()
+    aws.reservation()
+    aws.quota()
+    result = run()
+    assert result.exit_code == 0, result.output
+    table = rows(result.stdout)
+    assert set(table) == {
+        "credentials",
+        "region and AZ",
+        "m7i.2xlarge in AZ",
+        "m7i.xlarge in AZ",
+        "p5.48xlarge in AZ",
+        "reservation gpu",
+        "quota Standard",
+        "AMI",
+        "CDK bootstrap",
+        "network",
+    }
+    assert all(row.startswith("pass") for row in table.values())
+    assert "12" in table["quota Standard"] and "CDKToolkit version 21" in table["CDK bootstrap"]
+
+
+def test_each_failure_names_its_fix(aws: Aws) -> None:
+    account_ready(
+        name="ubuntu/images/hvm-ssd/ubuntu-noble-24.04-amd64-server-20261120", bootstrap_version="5"
+    )
+    aws.reservation(
+        AvailabilityZone="us-east-2b",
+        State="payment-failed",
+        EndDate=datetime(2027, 6, 21, 11, 30, tzinfo=UTC),
+    )
+    aws.quota(value=8.0)
+    result = run()
+    assert result.exit_code == 1, result.output
+    table = rows(result.stdout)
+    reservation = table["reservation gpu"]
+    assert reservation.startswith("FAIL")
+    assert "is in us-east-2b" in reservation and "set availability_zone: us-east-2b" in reservation
+    assert "payment-failed" in reservation and "runs 2027-06-07T11:30Z to 2027-06-21T11:30Z" in reservation
+    assert "copy its start and end into compute_groups.0.capacity" in reservation
+    assert table["quota Standard"].startswith("FAIL") and "L-1216C47A" in table["quota Standard"]
+    assert table["AMI"].startswith("FAIL") and "gpucluster ami pin" in table["AMI"]
+    assert table["CDK bootstrap"].startswith("FAIL") and "npx cdk bootstrap" in table["CDK bootstrap"]
+    assert table["credentials"].startswith("pass")
+
+
+def test_missing_bootstrap_stack_and_reservation(aws: Aws) -> None:
+    aws.ec2_stub.add_client_error(
+        "describe_capacity_reservations", "InvalidCapacityReservationId.NotFound", "not found"
+    )
+    aws.quota()
+    result = run()
+    assert result.exit_code == 1
+    table = rows(result.stdout)
+    assert "no CDKToolkit stack in us-east-2" in table["CDK bootstrap"]
+    assert "InvalidCapacityReservationId.NotFound" in table["reservations"]
+    assert "ParameterNotFound" in table["AMI"]
+
+
+def test_expired_credentials_fail_once_and_skip_the_rest(aws: Aws, monkeypatch: pytest.MonkeyPatch) -> None:
+    sts = boto3.client("sts", region_name=REGION)
+    stub = Stubber(sts)
+    stub.add_client_error(
+        "get_caller_identity", "ExpiredToken", "The security token included in the request is expired"
+    )
+    stub.activate()
+    make = clients.make_client
+    monkeypatch.setattr(
+        clients, "make_client", lambda service, region: sts if service == "sts" else make(service, region)
+    )
+    result = run()
+    assert result.exit_code == 1
+    table = rows(result.stdout)
+    assert table["credentials"].startswith("FAIL") and "session expired" in table["credentials"]
+    assert [name for name, row in table.items() if row.startswith("skip")] == [
+        "region and AZ",
+        "instance types",
+        "reservations",
+        "quotas",
+        "AMI",
+        "CDK bootstrap",
+        "network",
+    ]
+
+
+def test_an_invalid_config_exits_2(tmp_path: Path, aws: Aws) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(EXAMPLE.read_text().replace("count: 2", "count: 0"))
+    result = run(bad)
+    assert result.exit_code == 2
+    assert "compute_groups.0.count" in result.stderr
+
+
+def test_an_existing_subnet_in_another_az_fails(tmp_path: Path, aws: Aws) -> None:
+    account_ready()
+    aws.reservation()
+    aws.quota()
+    ec2 = boto3.client("ec2", region_name=REGION)
+    vpc = ec2.create_vpc(CidrBlock="10.1.0.0/16")["Vpc"]["VpcId"]
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.1.0.0/28", AvailabilityZone="us-east-2b")["Subnet"]
+    config = tmp_path / "existing.yaml"
+    config.write_text(
+        EXAMPLE.read_text().replace("  vpc_id: null", f"  vpc_id: {vpc}\n  subnet_id: {subnet['SubnetId']}")
+    )
+    result = run(config)
+    assert result.exit_code == 1, result.output
+    network = [row for name, row in rows(result.stdout).items() if name == "network"]
+    assert network and network[0].startswith("FAIL")
+    assert f"{subnet['SubnetId']} is in us-east-2b, not us-east-2a" in result.stdout
+
+
+def test_instance_families_map_to_their_quota() -> None:
+    assert [family(t) for t in ("p5.48xlarge", "g6e.48xlarge", "vt1.3xlarge", "trn2.48xlarge")] == [
+        "P",
+        "G",
+        "G",
+        "Trn",
+    ]
+    assert [
+        family(t) for t in ("inf2.48xlarge", "dl1.24xlarge", "m7i.2xlarge", "c7i.large", "hpc7a.96xlarge")
+    ] == ["Inf", "DL", "Standard", "Standard", None]
