@@ -12,6 +12,8 @@ import sys
 from collections.abc import Sequence
 
 from gpucluster.bad_input import EXIT_BAD_INPUT, BadInput, report
+from gpucluster.train.settings import TrainSettings, parse
+from gpucluster.train.signals import StopRequest
 
 DONE_PREFIX = "gpucluster-train done"
 
@@ -26,12 +28,16 @@ def _missing_torch() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from gpucluster.train.settings import parse
-
     try:
         settings = parse(argv)
     except BadInput as exc:
         return report(exc)
+    # Listen before importing torch (seconds): SIGUSR1's default action would kill the process.
+    with StopRequest() as stop:
+        return _run(settings, stop)
+
+
+def _run(settings: TrainSettings, stop: StopRequest) -> int:
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -49,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BadInput as exc:
         return report(exc)
     try:
-        result = train(settings, factory, ctx)
+        result = train(settings, factory, ctx, stop=stop)
     except BadInput as exc:
         return report(exc)
     except CheckpointError as exc:

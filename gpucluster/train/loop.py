@@ -193,8 +193,26 @@ def train(
     factory: Callable[..., TrainTask],
     ctx: DistContext,
     on_update: Callable[[int], None] | None = None,
+    stop: StopRequest | None = None,
 ) -> RunResult:
-    """Run (or resume) to settings.steps updates, or until SIGUSR1; rank 0 writes checkpoints."""
+    """Run (or resume) to settings.steps updates, or until SIGUSR1; rank 0 writes checkpoints.
+
+    `stop`: a StopRequest the caller entered early (before importing torch), so a signal
+    during start-up is honoured too; without one, train() listens from its own start.
+    """
+    if stop is not None:
+        return _train(settings, factory, ctx, on_update, stop)
+    with StopRequest() as own:
+        return _train(settings, factory, ctx, on_update, own)
+
+
+def _train(
+    settings: TrainSettings,
+    factory: Callable[..., TrainTask],
+    ctx: DistContext,
+    on_update: Callable[[int], None] | None,
+    stop: StopRequest,
+) -> RunResult:
     # Deterministic kernels: a resumed run must reproduce the uninterrupted one bit for bit.
     torch.use_deterministic_algorithms(True)
     _seed(settings.seed)  # the same initial weights on every rank
@@ -210,18 +228,17 @@ def train(
     log_every = max(1, settings.steps // LOG_LINES)
     first, started = run.step, time.perf_counter()
     requeue = False
-    with StopRequest() as stop:
-        while run.step < settings.steps:
-            loss = run.update()
-            if on_update is not None:
-                on_update(run.step)
-            requeue = ctx.any_rank(stop.requested) and run.step < settings.steps
-            if requeue or run.step % settings.save_every == 0 or run.step == settings.steps:
-                run.save()
-            if run.step % log_every == 0:
-                log(ctx, f"update={run.step}/{settings.steps} loss={loss.item():.6f}")
-            if requeue:
-                break
+    while run.step < settings.steps:
+        loss = run.update()
+        if on_update is not None:
+            on_update(run.step)
+        requeue = ctx.any_rank(stop.requested) and run.step < settings.steps
+        if requeue or run.step % settings.save_every == 0 or run.step == settings.steps:
+            run.save()
+        if run.step % log_every == 0:
+            log(ctx, f"update={run.step}/{settings.steps} loss={loss.item():.6f}")
+        if requeue:
+            break
     if ctx.device.type == "cuda":
         torch.cuda.synchronize(ctx.device)
     seconds = time.perf_counter() - started
