@@ -9,6 +9,7 @@ model, optimizer, schedule, data cursor and RNG agree with each other.
 
 from __future__ import annotations
 
+import io
 import random
 import sys
 import time
@@ -127,9 +128,14 @@ class _Run:
 
     def save(self) -> checkpoint.Manifest | None:
         """Collective: every rank's RNG goes to rank 0, which writes; all wait for its outcome."""
-        rng = self.ctx.gather_to_all(capture_rng(self.ctx.device))
+        # Serialized by torch.save before the gather: all_gather_object's own pickling of
+        # tensors fails to unpickle them (UntypedStorage has no dtype) in torch 2.13.
+        buffer = io.BytesIO()
+        torch.save(capture_rng(self.ctx.device), buffer)
+        blobs = self.ctx.gather_to_all(buffer.getvalue())
         outcome: tuple[checkpoint.Manifest | None, str | None] = (None, None)
         if self.ctx.is_main:
+            rng = [torch.load(io.BytesIO(blob), weights_only=True) for blob in blobs]
             try:
                 manifest = checkpoint.save(
                     self.settings.checkpoint_dir,
