@@ -160,8 +160,17 @@ class _Run:
         manifest: checkpoint.Manifest | None = self.ctx.from_main(chosen)
         if manifest is None:
             return None
-        state = checkpoint.load(directory, manifest)
         source = directory / manifest.file
+        try:
+            state = checkpoint.load(directory, manifest)
+        except OSError as exc:
+            # Rank 0 verified it, so this rank sees another directory: node-local, not shared.
+            raise BadInput(
+                source,
+                "(--checkpoint-dir)",
+                f"rank {self.ctx.rank} cannot read it ({exc.strerror})",
+                "put --checkpoint-dir on storage every node mounts (FSx)",
+            ) from None
         try:
             self.schedule.load_state_dict(state["schedule"])
             self.cursor.load_state_dict(state["data"])

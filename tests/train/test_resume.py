@@ -18,6 +18,7 @@ pytestmark = needs_torch
 
 torch = pytest.importorskip("torch", reason="torch is not installed (the `train` extra)")
 
+from gpucluster.bad_input import BadInput  # noqa: E402
 from gpucluster.train import checkpoint  # noqa: E402
 from gpucluster.train.__main__ import main  # noqa: E402
 from gpucluster.train.distributed import DistContext  # noqa: E402
@@ -175,3 +176,14 @@ def test_cli_sigusr1_exits_0_for_requeue_and_the_resumed_run_prints_the_uninterr
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming at update" in resumed.stderr
     assert resumed.stdout.splitlines() == done
+
+
+def test_a_rank_that_cannot_read_the_chosen_checkpoint_names_the_shared_directory(tmp_path, monkeypatch):
+    run = _Run(_settings(tmp_path), synthetic_task(None, 0), SOLO)
+    train(_settings(tmp_path / "elsewhere"), synthetic_task, SOLO)
+    # Rank 0 chose a checkpoint in its directory; this rank's directory (tmp_path) lacks it.
+    chosen = checkpoint.newest_verified(tmp_path / "elsewhere")
+    monkeypatch.setattr(checkpoint, "newest_verified", lambda directory: chosen)
+    with pytest.raises(BadInput) as caught:
+        run.resume()
+    assert "rank 0 cannot read it" in str(caught.value) and "every node mounts" in str(caught.value)
