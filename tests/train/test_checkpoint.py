@@ -40,16 +40,21 @@ def test_a_saved_checkpoint_has_a_manifest_with_its_sha256_and_replaces_the_olde
     assert checkpoint.load(tmp_path, manifest)["step"] == 20
 
 
-def test_a_crash_between_write_and_rename_leaves_the_previous_checkpoint_usable(tmp_path, monkeypatch):
-    previous = _save(tmp_path, 10)
+def _crash_renaming_onto(monkeypatch, name: str) -> None:
+    """os.replace fails for `name` only, as a crash or a full disk at that rename would."""
     real_replace = os.replace
 
-    def crash_on_new_checkpoint(src, dst):
-        if str(dst).endswith("step-00000020.pt"):
-            raise OSError(28, "No space left on device (simulated crash before rename)")
+    def replace(src, dst):
+        if str(dst).endswith(name):
+            raise OSError(28, f"No space left on device (simulated, renaming onto {name})")
         real_replace(src, dst)
 
-    monkeypatch.setattr(checkpoint.os, "replace", crash_on_new_checkpoint)
+    monkeypatch.setattr(checkpoint.os, "replace", replace)
+
+
+def test_a_crash_between_write_and_rename_leaves_the_previous_checkpoint_usable(tmp_path, monkeypatch):
+    previous = _save(tmp_path, 10)
+    _crash_renaming_onto(monkeypatch, "step-00000020.pt")
     with pytest.raises(OSError, match="simulated"):
         _save(tmp_path, 20)
     monkeypatch.undo()
@@ -69,15 +74,8 @@ def test_a_killed_writer_leaves_a_temporary_file_that_resume_ignores_and_the_nex
 
 def test_a_crash_after_the_file_but_before_its_manifest_keeps_the_previous_one(tmp_path, monkeypatch):
     previous = _save(tmp_path, 10)
-    real_replace = os.replace
-
-    def crash_on_manifest(src, dst):
-        if str(dst).endswith("step-00000020.json"):
-            raise OSError(5, "I/O error (simulated)")
-        real_replace(src, dst)
-
-    monkeypatch.setattr(checkpoint.os, "replace", crash_on_manifest)
-    with pytest.raises(OSError):
+    _crash_renaming_onto(monkeypatch, "step-00000020.json")
+    with pytest.raises(OSError, match="simulated"):
         _save(tmp_path, 20)
     monkeypatch.undo()
     # The new .pt exists but nothing vouches for it; resume takes the verified older one.
