@@ -7,8 +7,14 @@ PY := $(VENV)/bin/python
 SETUP_STAMP := $(VENV)/.gpucluster-setup
 CONFIG ?= examples/default.yaml
 OUT ?= cdk.out
+# The reference trainer's torch (the `train` extra), installed only for the targets that
+# run or type-check the trainer, so `make synth` stays light. Pinned: this version is the
+# CPU build that lies on these machines' disk; an unpinned torch resolves to a CUDA
+# build of several GB. The tests run the trainer on CPU.
+TORCH ?= torch==2.13.0
+TRAIN_STAMP := $(VENV)/.gpucluster-train
 
-.PHONY: setup synth cdk-synth typecheck test test-fast test-slurm snapshots schema-golden bench lint clean
+.PHONY: setup setup-train synth cdk-synth typecheck test test-fast test-slurm snapshots schema-golden bench lint clean
 
 $(SETUP_STAMP): pyproject.toml package.json package-lock.json
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +25,12 @@ $(SETUP_STAMP): pyproject.toml package.json package-lock.json
 
 setup: $(SETUP_STAMP)
 
+$(TRAIN_STAMP): $(SETUP_STAMP)
+	$(PY) -m pip install --quiet '$(TORCH)' -e '.[train]'
+	touch $@
+
+setup-train: $(TRAIN_STAMP)
+
 ## Synthesize the default cluster offline into cdk.out (no AWS credentials needed).
 synth: setup
 	$(VENV)/bin/gpucluster synth $(CONFIG) -o $(OUT)
@@ -28,17 +40,17 @@ cdk-synth: setup
 	npx cdk synth --quiet -c config=$(CONFIG) -o $(OUT)
 
 ## Strict mypy over gpucluster/, constructs_lib/ and stacks/ (settings in pyproject's [tool.mypy]).
-typecheck: setup
+typecheck: setup-train
 	$(PY) -m mypy
 
 ## The whole suite: the type check, then unit, snapshot, shell, and real-Slurm integration tests.
-test: setup typecheck
+test: setup-train typecheck
 	$(PY) -m pytest -q
 
-test-fast: setup
+test-fast: setup-train
 	$(PY) -m pytest -q -m "not slurm"
 
-test-slurm: setup
+test-slurm: setup-train
 	$(PY) -m pytest -q -m slurm
 
 ## Accept the current synthesized templates as the new snapshots.

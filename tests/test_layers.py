@@ -34,6 +34,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.bootstrap": 2,
     "gpucluster.gate": 2,
     "gpucluster.agents": 2,
+    # the reference trainer (runs on the nodes; imports nothing above the bottom)
+    "gpucluster.train": 2,
     # CloudFormation: constructs, stacks, the app, and what reads its output
     "constructs_lib": 3,
     "stacks": 3,
