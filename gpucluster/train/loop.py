@@ -20,6 +20,7 @@ from typing import Any, cast
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import default_collate
 
 from gpucluster.bad_input import BadInput
 from gpucluster.train import checkpoint
@@ -114,6 +115,24 @@ class _Run:
         self.schedule.step()
         self.step += 1
         return total
+
+    def settle_buckets(self) -> None:
+        """DDP regroups its gradient buckets after a process's first backward, and with three
+        or more ranks the grouping changes the order an all-reduce adds in (float addition is
+        not associative): a resumed run drifted from the uninterrupted one at world size 4.
+        One forward and backward that updates nothing, in every run, fresh or resumed, puts
+        every real update after the regrouping. Eval mode: it draws no dropout randomness."""
+        if not isinstance(self.wrapped, DistributedDataParallel):
+            return
+        batch = _to_device(default_collate([self.task.dataset[0]]), self.ctx.device)
+        self.wrapped.eval()
+        try:
+            with self.autocast():
+                loss = self.task.loss(self.wrapped, batch)
+            torch.autograd.backward(loss)
+        finally:
+            self.wrapped.train()
+        self.optimizer.zero_grad(set_to_none=True)
 
     def state(self, rng: list[dict[str, Any]]) -> dict[str, Any]:
         return {
@@ -234,6 +253,7 @@ def _train(
     run = _Run(settings, factory(settings.data_dir, settings.seed), ctx)
     _seed(settings.seed + ctx.rank)  # dropout differs per rank
     resumed_from = run.resume()
+    run.settle_buckets()
     log(
         ctx,
         f"{'resuming at update ' + str(resumed_from) if resumed_from is not None else 'starting'} "

@@ -33,19 +33,30 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def test_two_gloo_ranks_stop_together_on_one_ranks_signal_and_resume_bit_identical(tmp_path):
+@pytest.mark.parametrize("world_size", [2, 4])
+def test_gloo_ranks_stop_together_on_one_ranks_signal_and_resume_bit_identical(tmp_path, world_size):
+    """Four ranks too: from three on, DDP's bucket regrouping after a process's first backward
+    changed the all-reduce's order of addition, and the resume drifted (settle_buckets)."""
     torch.multiprocessing.spawn(
-        straight_interrupted_resumed, args=(_free_port(), str(tmp_path), STEPS), nprocs=2, join=True
+        straight_interrupted_resumed,
+        args=(_free_port(), str(tmp_path), STEPS, world_size),
+        nprocs=world_size,
+        join=True,
     )
-    reports = [json.loads((tmp_path / f"rank-{rank}.json").read_text()) for rank in (0, 1)]
-    assert reports[0] == reports[1]  # DDP kept the replicas identical; both ranks stopped at 3
+    reports = [json.loads((tmp_path / f"rank-{rank}.json").read_text()) for rank in range(world_size)]
+    assert all(report == reports[0] for report in reports)  # replicas identical; all stopped at 3
     report = reports[0]
     assert (report["stopped_step"], report["stopped_requeue"], report["resumed_from"]) == (3, True, 3)
     assert report["resumed"] == report["straight"]
     manifest = checkpoint.newest_verified(tmp_path / "b")
-    assert (manifest.step, manifest.world_size, manifest.weights_sha256) == (STEPS, 2, report["straight"])
+    assert (manifest.step, manifest.world_size, manifest.weights_sha256) == (
+        STEPS,
+        world_size,
+        report["straight"],
+    )
     state = checkpoint.load(tmp_path / "b", manifest)
-    assert len(state["rng"]) == 2 and not torch.equal(state["rng"][0]["torch"], state["rng"][1]["torch"])
+    assert len(state["rng"]) == world_size
+    assert not torch.equal(state["rng"][0]["torch"], state["rng"][1]["torch"])
 
 
 def test_torchrun_launches_two_ranks_and_rank_0_alone_prints_the_done_line(tmp_path):

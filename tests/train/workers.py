@@ -13,11 +13,16 @@ def _signal_rank1_at_3(step: int) -> None:
         os.kill(os.getpid(), signal.SIGUSR1)
 
 
-def straight_interrupted_resumed(rank: int, port: int, root: str, steps: int) -> None:
-    """On one 2-rank gloo group: an uninterrupted run, one that rank 1 alone signals at
-    update 3, and its resume; each rank writes what it saw to root/rank-N.json."""
+def straight_interrupted_resumed(rank: int, port: int, root: str, steps: int, world_size: int) -> None:
+    """On one gloo group: an uninterrupted run, one that rank 1 alone signals at update 3,
+    and its resume; each rank writes what it saw to root/rank-N.json."""
     os.environ.update(
-        {"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1"}
+        {
+            "RANK": str(rank),
+            "LOCAL_RANK": str(rank),
+            "WORLD_SIZE": str(world_size),
+            "MASTER_ADDR": "127.0.0.1",
+        }
     )
     os.environ["MASTER_PORT"] = str(port)
     import torch
