@@ -1,0 +1,164 @@
+"""The rendered torchrun job on real Slurm: 2 nodes x 2 CPU processes over gloo.
+
+One launcher per node, four ranks with distinct RANK/LOCAL_RANK around one rendezvous
+endpoint; then the reference trainer requeued mid-run (`scontrol requeue`) ends with the
+weights of an uninterrupted run. Needs torch (`pip install torch==2.13.0`, the CPU build)
+and, for the trainer, gpucluster.train.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpucluster.launch.torchrun import JOB, torchrun_files
+from gpucluster.validation_jobs import job_path
+from tests.integration.cluster import SlurmCluster
+from tests.integration.host import run, wait_for
+
+pytestmark = pytest.mark.slurm
+
+JOB_TIMEOUT = 240
+PROCS_PER_NODE = 2
+# The session nodes have 2 CPUs, not the group's; one thread per rank keeps 2 ranks on 2 CPUs.
+NODE_CPUS = 2
+# The nodes sit in network namespaces whose interface is eth0: gloo would otherwise bind the
+# address the host's name resolves to, which no namespace holds (production resolves its own).
+NETNS_INTERFACE = "eth0"
+DONE = re.compile(r"^gpucluster-train done step=(\d+) weights-sha256=([0-9a-f]{64})$", re.MULTILINE)
+# Long enough that the requeue lands between the first checkpoint and the end.
+TRAIN_ARGS = ("--steps", "400", "--save-every", "20", "--micro-batch", "4", "--accum", "2", "--seed", "7")
+
+PROBE = """
+import os, socket
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+total = torch.tensor([1.0])
+dist.all_reduce(total)
+keys = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID")
+fields = " ".join(f"{key}={os.environ[key]}" for key in keys)
+print(f"probe node={os.environ['SLURMD_NODENAME']} {fields} sum={int(total.item())}", flush=True)
+dist.destroy_process_group()
+"""
+
+
+def _missing(*modules: str) -> str | None:
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            return module
+    return None
+
+
+def require(*modules: str) -> None:
+    missing = _missing(*modules)
+    if missing is not None:
+        pytest.skip(f"{missing} is not importable here: pip install torch==2.13.0 (CPU build) into the venv")
+
+
+@pytest.fixture
+def job(cluster: SlurmCluster) -> Path:
+    """The group's torchrun job rendered for the session cluster, as a login node installs it."""
+    target = cluster.root / "training" / job_path(cluster.group.name, JOB).lstrip("/")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(torchrun_files(cluster.cfg)[job_path(cluster.group.name, JOB)])
+    return target
+
+
+def submit(
+    cluster: SlurmCluster, script: Path, name: str, *args: str, env: dict[str, str]
+) -> tuple[str, Path]:
+    """sbatch SCRIPT as a user would; the command line (over the #SBATCH lines) sizes the
+    launcher to the 2-CPU test nodes, as tests/integration/test_validation_jobs.py does."""
+    submit_dir = cluster.root / "submit" / f"{name}-{os.getpid()}"
+    submit_dir.mkdir(parents=True)
+    venv_bin = str(Path(sys.executable).parent)
+    full_env = {
+        **cluster.env,
+        # torchrun and the trainer come from this venv on every node (one file system here).
+        "PATH": ":".join([venv_bin, str(cluster.root / "bin"), os.environ["PATH"]]),
+        "TRAIN_NPROC_PER_NODE": str(PROCS_PER_NODE),
+        "OMP_NUM_THREADS": "1",
+        "GLOO_SOCKET_IFNAME": NETNS_INTERFACE,
+        **env,
+    }
+    result = run(
+        "sbatch",
+        "--parsable",
+        f"--chdir={submit_dir}",
+        "--ntasks-per-node=1",
+        f"--cpus-per-task={NODE_CPUS}",
+        str(script),
+        *args,
+        env=full_env,
+    )
+    return result.stdout.strip().split(";")[0], submit_dir
+
+
+def finished(cluster: SlurmCluster, job_id: str, submit_dir: Path) -> tuple[dict[str, str], str]:
+    info = cluster.wait_job_state(job_id, {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"}, JOB_TIMEOUT)
+    outputs = list(submit_dir.glob("*.out"))
+    return info, outputs[0].read_text() if outputs else ""
+
+
+def test_one_launcher_per_node_and_four_ranks_around_one_rendezvous(cluster, job):
+    require("torch")
+    probe = cluster.root / "probe.py"
+    probe.write_text(PROBE)
+    job_id, submit_dir = submit(cluster, job, "probe", str(probe), env={})
+    info, out = finished(cluster, job_id, submit_dir)
+    assert info["JobState"] == "COMPLETED", out
+    launchers = re.findall(r"launcher node=(\S+) node_rank=(\d) nproc=(\d+) rendezvous=(\S+)", out)
+    assert sorted(node for node, *_ in launchers) == sorted(cluster.nodes), out
+    assert {nproc for _, _, nproc, _ in launchers} == {str(PROCS_PER_NODE)}
+    endpoints = {endpoint for *_, endpoint in launchers}
+    first = sorted(cluster.nodes)[0]
+    assert endpoints == {f"{cluster.nodes[first].address}:29500"}, launchers
+    ranks = [
+        dict(field.split("=", 1) for field in line.split()[1:])
+        for line in out.splitlines()
+        if line.startswith("probe ")
+    ]
+    assert len(ranks) == 4, out
+    assert sorted(int(rank["RANK"]) for rank in ranks) == [0, 1, 2, 3]
+    assert {rank["WORLD_SIZE"] for rank in ranks} == {"4"} and {rank["sum"] for rank in ranks} == {"4"}
+    for node in cluster.nodes:
+        local = sorted(int(rank["LOCAL_RANK"]) for rank in ranks if rank["node"] == node)
+        assert local == [0, 1], (node, ranks)
+    assert {rank["TORCHELASTIC_RUN_ID"] for rank in ranks} == {job_id}
+    assert len({(rank["MASTER_ADDR"], rank["MASTER_PORT"]) for rank in ranks}) == 1
+
+
+def _train(cluster: SlurmCluster, job: Path, name: str) -> tuple[str, Path, Path]:
+    checkpoints = cluster.root / "checkpoints" / f"{name}-{os.getpid()}"
+    command = ("-m", "gpucluster.train", "--checkpoint-dir", str(checkpoints), *TRAIN_ARGS)
+    job_id, submit_dir = submit(cluster, job, name, *command, env={"TRAIN_CHECKPOINT_DIR": str(checkpoints)})
+    return job_id, submit_dir, checkpoints
+
+
+def test_a_requeued_run_resumes_to_the_uninterrupted_weights(cluster, job):
+    require("torch", "gpucluster.train")
+    job_id, submit_dir, _ = _train(cluster, job, "whole")
+    info, out = finished(cluster, job_id, submit_dir)
+    assert info["JobState"] == "COMPLETED", out
+    whole = DONE.findall(out)
+    assert len(whole) == 1 and whole[0][0] == TRAIN_ARGS[1], out
+
+    job_id, submit_dir, checkpoints = _train(cluster, job, "requeued")
+    # Mid-run: a verified checkpoint (its manifest is written last) exists and the run goes on.
+    wait_for("the first checkpoint", lambda: list(checkpoints.glob("step-*.json")) or None, JOB_TIMEOUT)
+    assert cluster.job_info(job_id)["JobState"] == "RUNNING"
+    cluster.slurm("scontrol", "requeue", job_id)
+    info, out = finished(cluster, job_id, submit_dir)
+    assert info["JobState"] == "COMPLETED", out
+    assert info["Restarts"] == "1", info
+    # --open-mode=append keeps both runs' output: two launchers each, one end.
+    assert out.count("launcher node=") == 4, out
+    resumed = DONE.findall(out)
+    assert resumed == whole, out
