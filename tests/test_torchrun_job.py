@@ -149,10 +149,21 @@ esac
 """
 
 
+FAKE_SQUEUE = r"""#!/bin/bash
+[[ "$*" == "-h -j 4242 -o %l" ]] || { echo "unexpected squeue $*" >&2; exit 1; }
+echo "${FAKE_LIMIT:-1:00:00}"
+"""
+
+
 def _tools(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for name, text in (("torchrun", FAKE_TORCHRUN), ("srun", FAKE_SRUN), ("scontrol", FAKE_SCONTROL)):
+    for name, text in (
+        ("torchrun", FAKE_TORCHRUN),
+        ("srun", FAKE_SRUN),
+        ("scontrol", FAKE_SCONTROL),
+        ("squeue", FAKE_SQUEUE),
+    ):
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
     marks = tmp_path / "marks"
@@ -264,3 +275,36 @@ def test_bad_settings_fail_before_anything_starts(tmp_path: Path) -> None:
     no_slurm = {key: value for key, value in env.items() if key != "SLURM_JOB_ID"}
     result = subprocess.run(["bash", str(script)], env=no_slurm, capture_output=True, text=True, check=False)
     assert result.returncode == 1 and "run this job through Slurm: sbatch" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("limit", "seconds"),
+    [("5:00", 300), ("1:00:00", 3600), ("2-03:04:05", 183845), ("08:09", 489), ("UNLIMITED", 0), ("", 0)],
+)
+def test_slurm_time_limits_read_as_seconds(limit: str, seconds: int) -> None:
+    cfg = load_config(REPO / "examples" / "default.yaml")
+    script = render_torchrun(cfg, cfg.compute_groups[0])
+    result = subprocess.run(
+        ["bash", "-c", f'source /dev/stdin <<<"$0"; slurm_seconds "{limit}"', script],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.strip() == str(seconds)
+
+
+def test_a_limit_inside_the_warning_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    # USR1 would come at once and the job would checkpoint and requeue itself for ever.
+    cfg = load_config(REPO / "examples" / "default.yaml")
+    script = tmp_path / "torchrun.sbatch"
+    script.write_text(render_torchrun(cfg, cfg.compute_groups[0]))
+    marks, env = _tools(tmp_path)
+    result = subprocess.run(
+        ["bash", str(script)], env={**env, "FAKE_LIMIT": "15:00"}, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 1
+    assert (
+        f"FAILED: --time 15:00 leaves no room for training before the checkpoint warning {SIGNAL_SECONDS} s"
+        in (result.stdout)
+    )
+    assert not list(marks.iterdir())
