@@ -44,7 +44,10 @@ total = torch.tensor([1.0])
 dist.all_reduce(total)
 keys = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID")
 fields = " ".join(f"{key}={os.environ[key]}" for key in keys)
-print(f"probe node={os.environ['SLURMD_NODENAME']} {fields} sum={int(total.item())}", flush=True)
+line = f"node={os.environ['SLURMD_NODENAME']} {fields} sum={int(total.item())}"
+# One file per rank: ranks printing at once into the job's output can share a line.
+with open(os.path.join(os.environ["PROBE_DIR"], f"rank-{os.environ['RANK']}"), "w") as out:
+    out.write(line)
 dist.destroy_process_group()
 """
 
@@ -113,21 +116,20 @@ def test_one_launcher_per_node_and_four_ranks_around_one_rendezvous(cluster, job
     require("torch")
     probe = cluster.root / "probe.py"
     probe.write_text(PROBE)
-    job_id, submit_dir = submit(cluster, job, "probe", str(probe), env={})
+    probe_dir = cluster.root / f"probe-{os.getpid()}"
+    probe_dir.mkdir()
+    job_id, submit_dir = submit(cluster, job, "probe", str(probe), env={"PROBE_DIR": str(probe_dir)})
     info, out = finished(cluster, job_id, submit_dir)
     assert info["JobState"] == "COMPLETED", out
     launchers = re.findall(r"launcher node=(\S+) node_rank=(\d) nproc=(\d+) rendezvous=(\S+)", out)
     assert sorted(node for node, *_ in launchers) == sorted(cluster.nodes), out
     assert {nproc for _, _, nproc, _ in launchers} == {str(PROCS_PER_NODE)}
+    # One endpoint: the address of the allocation's first node (Slurm's order, node rank 0).
     endpoints = {endpoint for *_, endpoint in launchers}
-    first = sorted(cluster.nodes)[0]
+    first = next(node for node, rank, *_ in launchers if rank == "0")
     assert endpoints == {f"{cluster.nodes[first].address}:29500"}, launchers
-    ranks = [
-        dict(field.split("=", 1) for field in line.split()[1:])
-        for line in out.splitlines()
-        if line.startswith("probe ")
-    ]
-    assert len(ranks) == 4, out
+    ranks = [dict(field.split("=", 1) for field in path.read_text().split()) for path in probe_dir.iterdir()]
+    assert len(ranks) == 4, (sorted(probe_dir.iterdir()), out)
     assert sorted(int(rank["RANK"]) for rank in ranks) == [0, 1, 2, 3]
     assert {rank["WORLD_SIZE"] for rank in ranks} == {"4"} and {rank["sum"] for rank in ranks} == {"4"}
     for node in cluster.nodes:
