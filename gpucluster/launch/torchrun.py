@@ -18,7 +18,7 @@ JOB = "torchrun"
 RENDEZVOUS_PORT = 29500
 # Slurm sends USR1 to the batch shell this long before the time limit; the trainer then
 # saves a checkpoint and exits, and the job requeues itself. Long enough to write a large
-# model's state to FSx; Slurm may deliver it up to 60 s late (sbatch --signal).
+# model's state to FSx; Slurm may send it up to 60 s earlier than asked (man sbatch, --signal).
 SIGNAL_SECONDS = 600
 # The reference trainer's default length when TRAIN_STEPS is not set.
 DEFAULT_STEPS = 1000
