@@ -36,6 +36,9 @@ LAYERS: dict[str, int] = {
     "gpucluster.agents": 2,
     # the reference trainer (runs on the nodes; imports nothing above the bottom)
     "gpucluster.train": 2,
+    # the torchrun job the bundle carries, and the parallel-layout arithmetic
+    "gpucluster.launch": 2,
+    "gpucluster.plan": 2,
     # CloudFormation: constructs, stacks, the app, and what reads its output
     "constructs_lib": 3,
     "stacks": 3,

@@ -18,6 +18,7 @@ from gpucluster.bootstrap import boot_budget, lustre_client, node_logs
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
 from gpucluster.gate import jobs as validation_jobs
+from gpucluster.launch.torchrun import torchrun_files
 from gpucluster.rendering import TEMPLATE_ROOT, render
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm import health_probes
@@ -332,7 +333,8 @@ def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str,
     # What slurmd and srun read locally although the controller serves the rest.
     node_slurm = slurm_conf.node_local_files(cfg, site)
     agents = head_agents(cfg)
-    jobs = validation_jobs.job_files(cfg)
+    # The jobs users submit from a login node: validation, then training.
+    jobs = {**validation_jobs.job_files(cfg), **torchrun_files(cfg)}
     files = {**_static_sources(), **agents.code}
     files["conf/cluster.sh"] = _cluster_conf(
         cfg, site, sorted(controller), sorted(node_slurm), sorted(agents.installed), agents.timers,

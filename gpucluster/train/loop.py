@@ -131,7 +131,8 @@ class _Run:
                 loss = self.task.loss(self.wrapped, batch)
             torch.autograd.backward(loss)
         finally:
-            self.wrapped.train()
+            # torch 2.13 leaves Module.train untyped (eval is typed): the call is the same.
+            cast(Any, self.wrapped).train()
         self.optimizer.zero_grad(set_to_none=True)
 
     def state(self, rng: list[dict[str, Any]]) -> dict[str, Any]:

@@ -1,0 +1,48 @@
+"""The torchrun training job, rendered per compute group beside the validation jobs.
+
+It reuses their machinery (gpucluster.gate.jobs: the group's facts, the sbatch head,
+the shell helpers, JOBS_DIR): login nodes install it as JOBS_DIR/<group>/torchrun.sbatch and
+`gpucluster render` writes it with the rest of the bundle. One torchrun launcher per node
+starts one process per GPU (FACTS.md, torchrun under Slurm); the default command is the
+reference trainer, `python -m gpucluster.train`.
+"""
+
+from __future__ import annotations
+
+from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.gate.jobs import TEMPLATE_DIR, WAITS, group_jobs, job_path
+from gpucluster.rendering import render
+
+JOB = "torchrun"
+# torchrun's own default rendezvous port.
+RENDEZVOUS_PORT = 29500
+# Slurm sends USR1 to the batch shell this long before the time limit; the trainer then
+# saves a checkpoint and exits, and the job requeues itself. Long enough to write a large
+# model's state to FSx; Slurm may send it up to 60 s earlier than asked (man sbatch, --signal).
+SIGNAL_SECONDS = 600
+# The reference trainer's default length when TRAIN_STEPS is not set.
+DEFAULT_STEPS = 1000
+
+
+def render_torchrun(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
+    fsx = cfg.storage.fsx_lustre
+    instance = group.instance
+    return render(
+        f"{TEMPLATE_DIR}/{JOB}.sbatch.j2",
+        job=JOB,
+        g=group_jobs(cfg, group),
+        tasks_per_node="launcher",
+        launcher_cpus=instance.vcpus,
+        # The job runs as long as the partition's DefaultTime unless sbatch --time says otherwise.
+        time_limit=group.default_time,
+        waits=WAITS,
+        signal_seconds=SIGNAL_SECONDS,
+        rendezvous_port=RENDEZVOUS_PORT,
+        storage_root=fsx.mount_point if fsx is not None else "",
+        default_steps=DEFAULT_STEPS,
+    )
+
+
+def torchrun_files(cfg: ClusterConfig) -> dict[str, str]:
+    """The torchrun job of every compute group, keyed by where a login node installs it."""
+    return {job_path(group.name, JOB): render_torchrun(cfg, group) for group in cfg.compute_groups}
