@@ -86,6 +86,38 @@ def test_killed_run_stopped_early(tmp_path):
     assert "2 GiB of the 16 GiB" in reason.text and "summary" in reason.text
 
 
+# A100 40 GB (p4d): (42298834944 B - 3 GiB reserve - 1 GiB) / 3 buffers, as nccl-tests'
+# src/common.cu works out what fits; -e 16G is lowered to it and the sweep ends at 8 GiB.
+A100_40GB_MAX = 12667955882
+
+
+@pytest.mark.parametrize("prefix", ["none", "srun", "mpirun"])
+def test_sweep_lowered_for_gpu_memory_is_complete(tmp_path, prefix):
+    (verdict,) = judged(tmp_path, Spec(memory_max=A100_40GB_MAX, prefix=prefix), min_busbw=100.0)
+    assert verdict.go, [reason.text for reason in verdict.reasons]
+    assert verdict.run is not None and verdict.run.rows[-1].size_bytes == 8 * GiB
+    assert (verdict.run.sweep.max_bytes, verdict.run.sweep.asked_max_bytes) == (A100_40GB_MAX, 16 * GiB)
+    assert any(f"from 16 GiB to {A100_40GB_MAX} bytes" in note for note in verdict.notes)
+    # A run killed under the lowered maximum still stopped early.
+    spec = Spec(memory_max=A100_40GB_MAX, prefix=prefix, last_size=2 * GiB, summary=False)
+    (killed,) = judged(tmp_path, spec, min_busbw=100.0)
+    assert "stopped-early" in codes(killed)
+
+
+def test_json_sweep_lowered_for_gpu_memory_is_complete_when_the_footer_is_there(tmp_path):
+    path = write(tmp_path, "x.json", json_log(Spec(memory_max=A100_40GB_MAX)))
+    (verdict,) = judge_log(path, Context(load_catalog().get(P5), 0.8, 100.0))
+    assert codes(verdict) == {"transport-unknown"}
+    assert any("lowered the largest size from 16 GiB" in note for note in verdict.notes)
+    # Without the footer nccl-tests wrote after the last size, the same rows stopped early.
+    data = json.loads(path.read_text())
+    del data["average_bus_bandwidth"], data["out_of_bounds"]
+    path.write_text(json.dumps(data))
+    (verdict,) = judge_log(path, Context(load_catalog().get(P5), 0.8, 100.0))
+    stopped = next(reason for reason in verdict.reasons if reason.code == "stopped-early")
+    assert "8 GiB of the 16 GiB" in stopped.text
+
+
 def test_run_cut_mid_row_names_the_line(tmp_path):
     (verdict,) = judged(tmp_path, Spec(last_size=256 << 20, cut_row=True, summary=False))
     assert "stopped-early" in codes(verdict) and "no-large-message" in codes(verdict)
