@@ -329,3 +329,28 @@ def test_a_bad_config_threshold_names_the_file_and_field(tmp_path):
     result = gate(path, "--config", config)
     assert result.exit_code == 2
     assert f"error {config}: validation.min_fraction: " in result.output
+
+
+def test_group_without_efa_takes_sockets_as_a_note_and_drains_no_node(tmp_path):
+    config = tmp_path / "cluster.yaml"
+    default = (REPO / "examples" / "default.yaml").read_text()
+    config.write_text(default.replace("    count: 2\n", "    count: 2\n    efa: false\n", 1))
+    logs = [
+        write(
+            tmp_path,
+            f"pair-{round_}.log",
+            text_log(Spec(network_default="socket", peak_busbw=40.0, pair=pair)),
+        )
+        for round_, pair in ((1, (1, "gpu-1", "gpu-2")), (2, (2, "gpu-2", "gpu-1")))
+    ]
+    result = gate(*logs, "--config", config, "--min-busbw", "20")
+    assert result.exit_code == 0, result.output
+    assert "runs without EFA (efa: false)" in result.output and "scontrol" not in result.output
+    # The published figures are EFA runs: without a floor of its own the group gets none.
+    result = gate(*logs, "--config", config)
+    assert result.exit_code == 1 and "(efa: false); pass --min-busbw" in result.output
+    assert "scontrol" not in result.output
+    # --instance-type alone, or a group with EFA, still wants EFA.
+    result = gate(*logs, "--instance-type", P5, "--min-busbw", "20")
+    assert result.exit_code == 1 and "NCCL does not use EFA" in result.output
+    assert gate(*logs, "--config", REPO / "examples" / "default.yaml", "--min-busbw", "20").exit_code == 1

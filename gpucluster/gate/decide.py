@@ -53,6 +53,8 @@ class Context:
     instance: InstanceType | None
     min_fraction: float
     min_busbw: float | None
+    # False for a compute group with `efa: false`: NCCL over sockets is what it should use.
+    efa_expected: bool = True
 
 
 def size_text(size: int) -> str:
@@ -154,6 +156,10 @@ class _Judge:
             self.add("transport-unknown", f"transport unknown: {how}", node_fault=False)
             return
         other = [seen for seen in run.networks if seen.kind != "efa"]
+        if other and not self.context.efa_expected:
+            shown = ", ".join(f"{seen.host}: {seen.detail}" for seen in other)
+            self.notes.append(f"the group runs without EFA (efa: false); NCCL uses {shown}")
+            return
         if other:
             shown = ", ".join(f"{seen.host}: {seen.detail} (line {seen.line})" for seen in other)
             self.add(
@@ -235,6 +241,14 @@ class _Judge:
             )
             return None
         name = context.instance.name
+        if not context.efa_expected:
+            self.add(
+                "no-threshold",
+                f"the published figures were measured over EFA and this {name} group runs without it "
+                f"(efa: false); {fix} or set validation.min_busbw_gbps",
+                node_fault=False,
+            )
+            return None
         if nodes is None:
             self.add("no-threshold", f"node count unknown: no threshold applies; {fix}", node_fault=False)
             return None
