@@ -354,3 +354,45 @@ def test_group_without_efa_takes_sockets_as_a_note_and_drains_no_node(tmp_path):
     result = gate(*logs, "--instance-type", P5, "--min-busbw", "20")
     assert result.exit_code == 1 and "NCCL does not use EFA" in result.output
     assert gate(*logs, "--config", REPO / "examples" / "default.yaml", "--min-busbw", "20").exit_code == 1
+
+
+def _efa_check_output(tmp_path: Path, *checks: EfaCheck) -> Path:
+    return write(tmp_path, "efa-check.out", "".join(f"0: {efa_check_line(check)}\n" for check in checks))
+
+
+def test_a_failed_pingpong_drains_neither_end_and_says_to_try_other_partners(tmp_path):
+    path = _efa_check_output(
+        tmp_path,
+        EfaCheck("gpu-1", True, 32, 32, 8, "own checks passed", ("gpu-2",)),
+        EfaCheck("gpu-2", True, 32, 32, 8, "own checks passed", ("gpu-1",)),
+    )
+    result = gate(path)
+    assert result.exit_code == 1, result.output
+    assert "scontrol" not in result.output
+    assert "fi_pingpong between gpu-1 and gpu-2 failed and neither node" in result.output
+    assert "other partners" in result.output
+
+
+def test_efa_check_drains_a_node_for_its_own_checks_not_its_healthy_partner(tmp_path):
+    path = _efa_check_output(
+        tmp_path,
+        EfaCheck("gpu-1", True, 32, 32, 8, "own checks passed", ("gpu-2",)),
+        EfaCheck("gpu-2", False, 0, 32, 8, "fi_info -p efa found no EFA provider", ("gpu-1",)),
+    )
+    result = gate(path)
+    assert result.exit_code == 1 and "nodename=gpu-2 state=drain" in result.output
+    assert "nodename=gpu-1" not in result.output and "other partners" not in result.output
+
+
+def test_a_node_whose_pingpong_failed_with_two_partners_is_drained(tmp_path):
+    # Three nodes: gpu-1 pairs with gpu-2, and gpu-3 wraps around to gpu-1.
+    path = _efa_check_output(
+        tmp_path,
+        EfaCheck("gpu-1", True, 32, 32, 8, "own checks passed", ("gpu-2", "gpu-3")),
+        EfaCheck("gpu-2", True, 32, 32, 8, "own checks passed", ("gpu-1",)),
+        EfaCheck("gpu-3", True, 32, 32, 8, "own checks passed", ("gpu-1",)),
+    )
+    result = gate(path)
+    assert result.exit_code == 1
+    assert "nodename=gpu-1 state=drain" in result.output
+    assert "nodename=gpu-2" not in result.output and "nodename=gpu-3" not in result.output

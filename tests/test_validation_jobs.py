@@ -136,10 +136,10 @@ def test_printed_lines_parse_as_the_gate_reads_them() -> None:
     efa_check = render_job(cfg, group, "efa-check")
     formats = re.findall(r"printf '(gpucluster-efa-check[^']*)'", efa_check)
     assert len(formats) == 2
-    line = _bash(efa_check, f"printf '{formats[1]}' gpu-i-0a fail 31 32 8 '31 EFA devices, want 32'")
+    line = _bash(efa_check, f"printf '{formats[1]}' gpu-i-0a fail 31 32 8 gpu-i-0b '31 EFA devices, want 32'")
     check = parse_efa_check_line(line)
     assert check is not None and not check.ok and check.efa_devices == 31
-    assert check.reason == "31 EFA devices, want 32"
+    assert check.reason == "31 EFA devices, want 32" and check.pingpong_failed_with == ("gpu-i-0b",)
 
 
 @pytest.mark.parametrize("count", range(2, 9))

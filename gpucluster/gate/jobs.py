@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
-from gpucluster.gate.job_output import EFA_CHECK_PRINTF, EFA_FAIL, EFA_OK, PAIR_PRINTF
+from gpucluster.gate.job_output import EFA_CHECK_PRINTF, EFA_FAIL, EFA_OK, NO_PARTNERS, PAIR_PRINTF
 from gpucluster.rendering import render
 
 JOBS_DIR = "/opt/gpucluster/jobs"
@@ -104,6 +104,7 @@ def render_job(cfg: ClusterConfig, group: ComputeGroupConfig, job: str) -> str:
         dcgm_printf=_printf_format("DCGM_PRINTF", DCGM_PRINTF),
         efa_ok=EFA_OK,
         efa_fail=EFA_FAIL,
+        no_partners=NO_PARTNERS,
         collectives=NCCL_COLLECTIVES,
         size_args=" ".join(NCCL_SIZE_ARGS),
         nccl_tests_dir=settings.nccl_tests_dir or "",

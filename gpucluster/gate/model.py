@@ -139,6 +139,11 @@ class NodeCheck(Frozen):
     result: EfaCheck
 
     @property
-    def failed(self) -> bool:
+    def own_failed(self) -> bool:
+        """The node's own checks (GPUs, EFA devices): a fault of this node whatever its partner."""
         result = self.result
         return not result.ok or result.efa_devices < result.expected_efa_devices
+
+    @property
+    def failed(self) -> bool:
+        return self.own_failed or bool(self.result.pingpong_failed_with)
