@@ -17,6 +17,7 @@ from gpucluster.bootstrap.render_files import render_to_dir
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
 from gpucluster.efa import efa_count
+from gpucluster.gate import jobs
 from gpucluster.gate.job_output import EfaCheck, parse_efa_check_line, parse_pair_line
 from gpucluster.gate.jobs import (
     JOB_NAMES,
@@ -303,3 +304,20 @@ def test_efa_check_on_one_node_notes_the_missing_partner_without_failing_it(tmp_
     assert result.returncode == 0, result.stdout + result.stderr
     assert checks["n1"].ok and checks["n1"].pingpong_failed_with == ()
     assert "note: no partner for fi_pingpong" in result.stdout
+
+
+def test_nccl_jobs_without_nccl_tests_settings_off_a_dlami_say_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(jobs, "DLAMI_CUDA_LINK", str(tmp_path / "cuda"))
+    cfg = load_config(REPO / "examples" / "default.yaml")
+    script = render_job(cfg, cfg.compute_groups[0], "nccl-tests")
+    result = subprocess.run(
+        ["bash", "-c", 'source /dev/stdin <<<"$0"; find_nccl_tests', script],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert result.returncode == 1
+    assert f"{tmp_path / 'cuda'} does not exist: not a DLAMI?" in result.stdout
