@@ -396,3 +396,12 @@ def test_a_node_whose_pingpong_failed_with_two_partners_is_drained(tmp_path):
     assert result.exit_code == 1
     assert "nodename=gpu-1 state=drain" in result.output
     assert "nodename=gpu-2" not in result.output and "nodename=gpu-3" not in result.output
+
+
+def test_a_report_path_that_is_a_file_exits_2_before_any_verdict(tmp_path):
+    path = write(tmp_path, "a.log", text_log(Spec()))
+    taken = write(tmp_path, "taken", "")
+    result = gate(path, "--instance-type", P5, "--report", taken)
+    assert result.exit_code == 2
+    assert "is a file, not a directory" in result.output
+    assert "GO" not in result.output and "all_reduce_perf" not in result.output

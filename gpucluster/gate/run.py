@@ -151,6 +151,9 @@ def gate_command(
     *,
     efa_expected: bool = True,
 ) -> int:
+    if report is not None:
+        # A bad --report is bad input: say so before a verdict the user would then lose.
+        output_dir(report, "--report")
     context = Context(
         instance=instance, min_fraction=min_fraction, min_busbw=min_busbw, efa_expected=efa_expected
     )
