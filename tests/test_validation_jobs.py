@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -321,3 +322,37 @@ def test_nccl_jobs_without_nccl_tests_settings_off_a_dlami_say_so(
     )
     assert result.returncode == 1
     assert f"{tmp_path / 'cuda'} does not exist: not a DLAMI?" in result.stdout
+
+
+def _written_names(script: str, job: str, job_id: str) -> set[str]:
+    """What a job writes in its submit directory, from its own directives and OUT_DIR lines."""
+    name = re.search(r"^#SBATCH --job-name=(\S+)$", script, re.M)
+    output = re.search(r"^#SBATCH --output=(\S+)$", script, re.M)
+    out_dir = re.search(r'OUT_DIR="\$\{GPUCLUSTER_JOB_OUT:-\$\{PWD\}\}/([^"]+)"', script)
+    assert name and output and out_dir
+    directory = out_dir[1].replace("${JOB}", job).replace("${SLURM_JOB_ID}", job_id)
+    logs = {re.sub(r"\$\{[^}]+\}", "x", log) for log in re.findall(r'\$\{OUT_DIR\}/([^"\s]+\.log)"', script)}
+    return {output[1].replace("%x", name[1]).replace("%j", job_id)} | {f"{directory}/{log}" for log in logs}
+
+
+def test_readme_gate_command_names_the_files_the_jobs_write() -> None:
+    cfg = load_config(REPO / "examples" / "default.yaml")
+    group = cfg.compute_groups[0]
+    readme = (REPO / "README.md").read_text()
+    (command,) = [
+        line.split() for line in readme.splitlines() if line.strip().startswith("gpucluster gate --")
+    ]
+    assert command[command.index("--group") + 1] == group.name
+    paths = [word.replace("<id>", "4242") for word in command if "<id>" in word]
+    for job in ("efa-check", "nccl-tests", "nccl-pairwise"):
+        written = _written_names(render_job(cfg, group, job), job, "4242")
+        # The gate reads efa-check's lines from its .out, the nccl jobs' runs from their logs.
+        wanted = {name for name in written if name.endswith(".out" if job == "efa-check" else ".log")}
+        assert any(fnmatch(name, path) for name in wanted for path in paths), (job, written, paths)
+    # Every path the README names is one a job writes.
+    every = {
+        name
+        for job in ("efa-check", "nccl-tests", "nccl-pairwise", "dcgm-diag")
+        for name in _written_names(render_job(cfg, group, job), job, "4242")
+    }
+    assert all(any(fnmatch(name, path) for name in every) for path in paths), (paths, every)
