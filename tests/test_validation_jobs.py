@@ -356,3 +356,22 @@ def test_readme_gate_command_names_the_files_the_jobs_write() -> None:
         for name in _written_names(render_job(cfg, group, job), job, "4242")
     }
     assert all(any(fnmatch(name, path) for name in every) for path in paths), (paths, every)
+
+
+def test_job_time_limits_stay_within_the_groups_max_time(tmp_path: Path) -> None:
+    config = tmp_path / "cluster.yaml"
+    default = (REPO / "examples" / "default.yaml").read_text()
+    config.write_text(
+        default.replace("    count: 2\n", "    count: 2\n    default_time: 10\n    max_time: 20\n", 1)
+    )
+    cfg = load_config(config)
+    group = cfg.compute_groups[0]
+    limits = {
+        job: re.search(r"^#SBATCH --time=(\d+)$", render_job(cfg, group, job), re.M) for job in JOB_NAMES
+    }
+    assert {job: int(found[1]) for job, found in limits.items() if found} == {
+        "efa-check": 15,
+        "nccl-tests": 20,
+        "nccl-pairwise": 20,
+        "dcgm-diag": 20,
+    }

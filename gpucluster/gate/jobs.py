@@ -97,7 +97,8 @@ def render_job(cfg: ClusterConfig, group: ComputeGroupConfig, job: str) -> str:
         f"{TEMPLATE_DIR}/{job}.sbatch.j2",
         job=job,
         g=group_jobs(cfg, group),
-        time_limit=TIME_LIMITS[job],
+        # Within the partition's MaxTime, or the job pends forever on PartitionTimeLimit.
+        time_limit=min(TIME_LIMITS[job], group.max_time_minutes),
         waits=WAITS,
         pair_printf=_printf_format("PAIR_PRINTF", PAIR_PRINTF),
         efa_check_printf=_printf_format("EFA_CHECK_PRINTF", EFA_CHECK_PRINTF),
