@@ -42,6 +42,9 @@ class Spec:
     collective: str = "all_reduce_perf"
     min_bytes: int = 8
     max_bytes: int = 16 * GiB
+    # What nccl-tests lowers maxBytes to when GPU memory is too small for it (src/common.cu
+    # prints "# Reducing maxBytes to N due to memory limitation"); None: not lowered.
+    memory_max: int | None = None
     # Stop printing rows after this size (a killed run); None prints the whole sweep.
     last_size: int | None = None
     cut_row: bool = False
@@ -65,7 +68,8 @@ def _factor(collective: str, ranks: int) -> float:
 
 def sizes(spec: Spec) -> list[int]:
     size, out = spec.min_bytes, []
-    while size <= spec.max_bytes:
+    largest = spec.max_bytes if spec.memory_max is None else min(spec.max_bytes, spec.memory_max)
+    while size <= largest:
         out.append(size)
         size *= 2
     return out
@@ -149,6 +153,8 @@ def text_log(spec: Spec) -> str:
                 f"[0000:{device + 16:02x}:00] NVIDIA H100 80GB HBM3",
             )
         )
+    if spec.memory_max is not None:
+        lines += [(0, "#"), (0, f"# Reducing maxBytes to {spec.memory_max} due to memory limitation")]
     if spec.info_lines:
         lines += _info(spec)
     lines += [

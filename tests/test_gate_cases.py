@@ -86,6 +86,38 @@ def test_killed_run_stopped_early(tmp_path):
     assert "2 GiB of the 16 GiB" in reason.text and "summary" in reason.text
 
 
+# A100 40 GB (p4d): (42298834944 B - 3 GiB reserve - 1 GiB) / 3 buffers, as nccl-tests'
+# src/common.cu works out what fits; -e 16G is lowered to it and the sweep ends at 8 GiB.
+A100_40GB_MAX = 12667955882
+
+
+@pytest.mark.parametrize("prefix", ["none", "srun", "mpirun"])
+def test_sweep_lowered_for_gpu_memory_is_complete(tmp_path, prefix):
+    (verdict,) = judged(tmp_path, Spec(memory_max=A100_40GB_MAX, prefix=prefix), min_busbw=100.0)
+    assert verdict.go, [reason.text for reason in verdict.reasons]
+    assert verdict.run is not None and verdict.run.rows[-1].size_bytes == 8 * GiB
+    assert (verdict.run.sweep.max_bytes, verdict.run.sweep.asked_max_bytes) == (A100_40GB_MAX, 16 * GiB)
+    assert any(f"from 16 GiB to {A100_40GB_MAX} bytes" in note for note in verdict.notes)
+    # A run killed under the lowered maximum still stopped early.
+    spec = Spec(memory_max=A100_40GB_MAX, prefix=prefix, last_size=2 * GiB, summary=False)
+    (killed,) = judged(tmp_path, spec, min_busbw=100.0)
+    assert "stopped-early" in codes(killed)
+
+
+def test_json_sweep_lowered_for_gpu_memory_is_complete_when_the_footer_is_there(tmp_path):
+    path = write(tmp_path, "x.json", json_log(Spec(memory_max=A100_40GB_MAX)))
+    (verdict,) = judge_log(path, Context(load_catalog().get(P5), 0.8, 100.0))
+    assert codes(verdict) == {"transport-unknown"}
+    assert any("lowered the largest size from 16 GiB" in note for note in verdict.notes)
+    # Without the footer nccl-tests wrote after the last size, the same rows stopped early.
+    data = json.loads(path.read_text())
+    del data["average_bus_bandwidth"], data["out_of_bounds"]
+    path.write_text(json.dumps(data))
+    (verdict,) = judge_log(path, Context(load_catalog().get(P5), 0.8, 100.0))
+    stopped = next(reason for reason in verdict.reasons if reason.code == "stopped-early")
+    assert "8 GiB of the 16 GiB" in stopped.text
+
+
 def test_run_cut_mid_row_names_the_line(tmp_path):
     (verdict,) = judged(tmp_path, Spec(last_size=256 << 20, cut_row=True, summary=False))
     assert "stopped-early" in codes(verdict) and "no-large-message" in codes(verdict)
@@ -297,3 +329,79 @@ def test_a_bad_config_threshold_names_the_file_and_field(tmp_path):
     result = gate(path, "--config", config)
     assert result.exit_code == 2
     assert f"error {config}: validation.min_fraction: " in result.output
+
+
+def test_group_without_efa_takes_sockets_as_a_note_and_drains_no_node(tmp_path):
+    config = tmp_path / "cluster.yaml"
+    default = (REPO / "examples" / "default.yaml").read_text()
+    config.write_text(default.replace("    count: 2\n", "    count: 2\n    efa: false\n", 1))
+    logs = [
+        write(
+            tmp_path,
+            f"pair-{round_}.log",
+            text_log(Spec(network_default="socket", peak_busbw=40.0, pair=pair)),
+        )
+        for round_, pair in ((1, (1, "gpu-1", "gpu-2")), (2, (2, "gpu-2", "gpu-1")))
+    ]
+    result = gate(*logs, "--config", config, "--min-busbw", "20")
+    assert result.exit_code == 0, result.output
+    assert "runs without EFA (efa: false)" in result.output and "scontrol" not in result.output
+    # The published figures are EFA runs: without a floor of its own the group gets none.
+    result = gate(*logs, "--config", config)
+    assert result.exit_code == 1 and "(efa: false); pass --min-busbw" in result.output
+    assert "scontrol" not in result.output
+    # --instance-type alone, or a group with EFA, still wants EFA.
+    result = gate(*logs, "--instance-type", P5, "--min-busbw", "20")
+    assert result.exit_code == 1 and "NCCL does not use EFA" in result.output
+    assert gate(*logs, "--config", REPO / "examples" / "default.yaml", "--min-busbw", "20").exit_code == 1
+
+
+def _efa_check_output(tmp_path: Path, *checks: EfaCheck) -> Path:
+    return write(tmp_path, "efa-check.out", "".join(f"0: {efa_check_line(check)}\n" for check in checks))
+
+
+def test_a_failed_pingpong_drains_neither_end_and_says_to_try_other_partners(tmp_path):
+    path = _efa_check_output(
+        tmp_path,
+        EfaCheck("gpu-1", True, 32, 32, 8, "own checks passed", ("gpu-2",)),
+        EfaCheck("gpu-2", True, 32, 32, 8, "own checks passed", ("gpu-1",)),
+    )
+    result = gate(path)
+    assert result.exit_code == 1, result.output
+    assert "scontrol" not in result.output
+    assert "fi_pingpong between gpu-1 and gpu-2 failed and neither node" in result.output
+    assert "other partners" in result.output
+
+
+def test_efa_check_drains_a_node_for_its_own_checks_not_its_healthy_partner(tmp_path):
+    path = _efa_check_output(
+        tmp_path,
+        EfaCheck("gpu-1", True, 32, 32, 8, "own checks passed", ("gpu-2",)),
+        EfaCheck("gpu-2", False, 0, 32, 8, "fi_info -p efa found no EFA provider", ("gpu-1",)),
+    )
+    result = gate(path)
+    assert result.exit_code == 1 and "nodename=gpu-2 state=drain" in result.output
+    assert "nodename=gpu-1" not in result.output and "other partners" not in result.output
+
+
+def test_a_node_whose_pingpong_failed_with_two_partners_is_drained(tmp_path):
+    # Three nodes: gpu-1 pairs with gpu-2, and gpu-3 wraps around to gpu-1.
+    path = _efa_check_output(
+        tmp_path,
+        EfaCheck("gpu-1", True, 32, 32, 8, "own checks passed", ("gpu-2", "gpu-3")),
+        EfaCheck("gpu-2", True, 32, 32, 8, "own checks passed", ("gpu-1",)),
+        EfaCheck("gpu-3", True, 32, 32, 8, "own checks passed", ("gpu-1",)),
+    )
+    result = gate(path)
+    assert result.exit_code == 1
+    assert "nodename=gpu-1 state=drain" in result.output
+    assert "nodename=gpu-2" not in result.output and "nodename=gpu-3" not in result.output
+
+
+def test_a_report_path_that_is_a_file_exits_2_before_any_verdict(tmp_path):
+    path = write(tmp_path, "a.log", text_log(Spec()))
+    taken = write(tmp_path, "taken", "")
+    result = gate(path, "--instance-type", P5, "--report", taken)
+    assert result.exit_code == 2
+    assert "is a file, not a directory" in result.output
+    assert "GO" not in result.output and "all_reduce_perf" not in result.output

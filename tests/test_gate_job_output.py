@@ -8,6 +8,7 @@ import pytest
 
 from gpucluster.gate.job_output import (
     EFA_CHECK_PRINTF,
+    NO_PARTNERS,
     PAIR_PRINTF,
     EfaCheck,
     PairHeader,
@@ -31,13 +32,26 @@ def test_pair_line_printed_by_shell_is_read_back(prefix: str) -> None:
     )
 
 
-def test_efa_check_line_printed_by_shell_is_read_back() -> None:
+@pytest.mark.parametrize("partners", [(), ("gpu-i-0b",), ("gpu-i-0b", "gpu-i-0c")])
+def test_efa_check_line_printed_by_shell_is_read_back(partners: tuple[str, ...]) -> None:
     printed = _printf(
-        EFA_CHECK_PRINTF, "gpu-i-0123456789abcdef0", "fail", "31", "32", "8", "1 EFA device missing"
+        EFA_CHECK_PRINTF,
+        "gpu-i-0123456789abcdef0",
+        "fail",
+        "31",
+        "32",
+        "8",
+        ",".join(partners) or NO_PARTNERS,
+        "1 EFA device missing",
     )
-    check = EfaCheck("gpu-i-0123456789abcdef0", False, 31, 32, 8, "1 EFA device missing")
+    check = EfaCheck("gpu-i-0123456789abcdef0", False, 31, 32, 8, "1 EFA device missing", partners)
     assert printed == efa_check_line(check) + "\n"
     assert parse_efa_check_line("3: " + printed) == check
+
+
+def test_efa_check_line_of_an_older_job_without_pingpong_failed_is_read() -> None:
+    line = "gpucluster-efa-check node=gpu-1 result=fail efa=0/32 gpus=8 reason=fi_pingpong with gpu-2 failed"
+    assert parse_efa_check_line(line) == EfaCheck("gpu-1", False, 0, 32, 8, "fi_pingpong with gpu-2 failed")
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,8 @@ from gpucluster.bootstrap.render_files import render_to_dir
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
 from gpucluster.efa import efa_count
-from gpucluster.gate.job_output import parse_efa_check_line, parse_pair_line
+from gpucluster.gate import jobs
+from gpucluster.gate.job_output import EfaCheck, parse_efa_check_line, parse_pair_line
 from gpucluster.gate.jobs import (
     JOB_NAMES,
     JOBS_DIR,
@@ -136,10 +138,10 @@ def test_printed_lines_parse_as_the_gate_reads_them() -> None:
     efa_check = render_job(cfg, group, "efa-check")
     formats = re.findall(r"printf '(gpucluster-efa-check[^']*)'", efa_check)
     assert len(formats) == 2
-    line = _bash(efa_check, f"printf '{formats[1]}' gpu-i-0a fail 31 32 8 '31 EFA devices, want 32'")
+    line = _bash(efa_check, f"printf '{formats[1]}' gpu-i-0a fail 31 32 8 gpu-i-0b '31 EFA devices, want 32'")
     check = parse_efa_check_line(line)
     assert check is not None and not check.ok and check.efa_devices == 31
-    assert check.reason == "31 EFA devices, want 32"
+    assert check.reason == "31 EFA devices, want 32" and check.pingpong_failed_with == ("gpu-i-0b",)
 
 
 @pytest.mark.parametrize("count", range(2, 9))
@@ -261,3 +263,115 @@ def test_render_writes_every_job_executable(tmp_path: Path) -> None:
             path = tmp_path / "bundle" / "files" / "login" / job_path(group.name, job).lstrip("/")
             assert path.read_text() == render_job(cfg, group, job)
             assert path.stat().st_mode & 0o111
+
+
+# The efa-check job after its node probe: NODES are the job's nodes, each with 8 GPUs and
+# its EFA devices seen; scontrol fails (a node missing from Slurm's table, or slurmctld down).
+FAKE_EFA_CHECK = """
+job_nodes() { printf '%s\\n' ${NODES}; }
+scontrol() { return 1; }
+OUT_DIR="$PWD"
+for node in ${NODES}; do GPUS_SEEN[${node}]=8; EFA_SEEN[${node}]="${EXPECTED_EFA}"; done
+pingpong_pairs
+report
+"""
+
+
+def _efa_check(tmp_path: Path, nodes: str) -> tuple[subprocess.CompletedProcess[str], dict[str, EfaCheck]]:
+    cfg = load_config(REPO / "examples" / "default.yaml")
+    script = render_job(cfg, cfg.compute_groups[0], "efa-check")
+    result = subprocess.run(
+        ["bash", "-c", f'source /dev/stdin <<<"$0"; {FAKE_EFA_CHECK}', script],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "NODES": nodes},
+    )
+    checks = [parse_efa_check_line(line) for line in result.stdout.splitlines()]
+    return result, {check.node: check for check in checks if check is not None}
+
+
+def test_efa_check_reports_a_node_scontrol_cannot_address_instead_of_exiting_silently(tmp_path: Path) -> None:
+    result, checks = _efa_check(tmp_path, "n1 n2")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert set(checks) == {"n1", "n2"}, result.stdout + result.stderr
+    assert not checks["n1"].ok and checks["n1"].reason == "no NodeAddr in scontrol"
+    assert checks["n2"].ok
+
+
+def test_efa_check_on_one_node_notes_the_missing_partner_without_failing_it(tmp_path: Path) -> None:
+    result, checks = _efa_check(tmp_path, "n1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert checks["n1"].ok and checks["n1"].pingpong_failed_with == ()
+    assert "note: no partner for fi_pingpong" in result.stdout
+
+
+def test_nccl_jobs_without_nccl_tests_settings_off_a_dlami_say_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(jobs, "DLAMI_CUDA_LINK", str(tmp_path / "cuda"))
+    cfg = load_config(REPO / "examples" / "default.yaml")
+    script = render_job(cfg, cfg.compute_groups[0], "nccl-tests")
+    result = subprocess.run(
+        ["bash", "-c", 'source /dev/stdin <<<"$0"; find_nccl_tests', script],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert result.returncode == 1
+    assert f"{tmp_path / 'cuda'} does not exist: not a DLAMI?" in result.stdout
+
+
+def _written_names(script: str, job: str, job_id: str) -> set[str]:
+    """What a job writes in its submit directory, from its own directives and OUT_DIR lines."""
+    name = re.search(r"^#SBATCH --job-name=(\S+)$", script, re.M)
+    output = re.search(r"^#SBATCH --output=(\S+)$", script, re.M)
+    out_dir = re.search(r'OUT_DIR="\$\{GPUCLUSTER_JOB_OUT:-\$\{PWD\}\}/([^"]+)"', script)
+    assert name and output and out_dir
+    directory = out_dir[1].replace("${JOB}", job).replace("${SLURM_JOB_ID}", job_id)
+    logs = {re.sub(r"\$\{[^}]+\}", "x", log) for log in re.findall(r'\$\{OUT_DIR\}/([^"\s]+\.log)"', script)}
+    return {output[1].replace("%x", name[1]).replace("%j", job_id)} | {f"{directory}/{log}" for log in logs}
+
+
+def test_readme_gate_command_names_the_files_the_jobs_write() -> None:
+    cfg = load_config(REPO / "examples" / "default.yaml")
+    group = cfg.compute_groups[0]
+    readme = (REPO / "README.md").read_text()
+    (command,) = [
+        line.split() for line in readme.splitlines() if line.strip().startswith("gpucluster gate --")
+    ]
+    assert command[command.index("--group") + 1] == group.name
+    paths = [word.replace("<id>", "4242") for word in command if "<id>" in word]
+    for job in ("efa-check", "nccl-tests", "nccl-pairwise"):
+        written = _written_names(render_job(cfg, group, job), job, "4242")
+        # The gate reads efa-check's lines from its .out, the nccl jobs' runs from their logs.
+        wanted = {name for name in written if name.endswith(".out" if job == "efa-check" else ".log")}
+        assert any(fnmatch(name, path) for name in wanted for path in paths), (job, written, paths)
+    # Every path the README names is one a job writes.
+    every = {
+        name
+        for job in ("efa-check", "nccl-tests", "nccl-pairwise", "dcgm-diag")
+        for name in _written_names(render_job(cfg, group, job), job, "4242")
+    }
+    assert all(any(fnmatch(name, path) for name in every) for path in paths), (paths, every)
+
+
+def test_job_time_limits_stay_within_the_groups_max_time(tmp_path: Path) -> None:
+    config = tmp_path / "cluster.yaml"
+    default = (REPO / "examples" / "default.yaml").read_text()
+    config.write_text(
+        default.replace("    count: 2\n", "    count: 2\n    default_time: 10\n    max_time: 20\n", 1)
+    )
+    cfg = load_config(config)
+    group = cfg.compute_groups[0]
+    limits = {
+        job: re.search(r"^#SBATCH --time=(\d+)$", render_job(cfg, group, job), re.M) for job in JOB_NAMES
+    }
+    assert {job: int(found[1]) for job, found in limits.items() if found} == {
+        "efa-check": 15,
+        "nccl-tests": 20,
+        "nccl-pairwise": 20,
+        "dcgm-diag": 20,
+    }

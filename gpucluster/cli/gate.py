@@ -58,4 +58,6 @@ def gate(
 
     target = resolve_target(config, group, instance_type)
     fraction, floor = target.thresholds(min_fraction, min_busbw)
-    raise typer.Exit(gate_command(out, logs, target.instance, fraction, floor, report))
+    raise typer.Exit(
+        gate_command(out, logs, target.instance, fraction, floor, report, efa_expected=target.efa)
+    )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from gpucluster.catalog import InstanceType
 from gpucluster.gate import collectives
-from gpucluster.gate.model import Count, Frozen, NcclRun, NodeCheck, SizeRow, Sweep
+from gpucluster.gate.model import Count, Frozen, NcclRun, NodeCheck, SizeRow
 from gpucluster.gate.thresholds import (
     LARGE_MESSAGE_BYTES,
     Threshold,
@@ -53,6 +53,8 @@ class Context:
     instance: InstanceType | None
     min_fraction: float
     min_busbw: float | None
+    # False for a compute group with `efa: false`: NCCL over sockets is what it should use.
+    efa_expected: bool = True
 
 
 def size_text(size: int) -> str:
@@ -76,6 +78,7 @@ class _Judge:
         run = self.run
         for failure in run.failures[:3]:
             self.add("test-failed", f"line {failure.line}: {failure.text}", node_fault=True)
+        self._lowered()
         stops = self._stops()
         if stops:
             self.add("stopped-early", "the run stopped early: " + "; ".join(stops), node_fault=True)
@@ -91,6 +94,20 @@ class _Judge:
                 node_fault=True,
             )
 
+    def _lowered(self) -> None:
+        sweep = self.run.sweep
+        if sweep.asked_max_bytes is None or sweep.max_bytes is None:
+            return
+        how = (
+            "its JSON does not record the lowered maximum; the footer shows the sweep ran to the end"
+            if self.run.kind == "json"
+            else "'# Reducing maxBytes ... due to memory limitation'"
+        )
+        self.notes.append(
+            f"nccl-tests lowered the largest size from {size_text(sweep.asked_max_bytes)} to "
+            f"{sweep.max_bytes} bytes to fit GPU memory ({how})"
+        )
+
     def _stops(self) -> list[str]:
         run = self.run
         stops: list[str] = []
@@ -100,7 +117,8 @@ class _Judge:
             stops.append("no complete result row")
         largest = max((row.size_bytes for row in run.rows), default=0)
         asked = run.sweep.max_bytes
-        if run.rows and asked and _next_size(run.sweep, largest) <= asked:
+        # Below the next size: where nccl-tests stops on its own, not an early stop.
+        if run.rows and asked and run.sweep.after(largest) <= asked:
             stops.append(f"the largest size is {size_text(largest)} of the {size_text(asked)} asked for")
         if run.summary.line is None:
             stops.append("no end_time" if run.kind == "json" else "no '# Avg bus bandwidth' summary line")
@@ -138,6 +156,10 @@ class _Judge:
             self.add("transport-unknown", f"transport unknown: {how}", node_fault=False)
             return
         other = [seen for seen in run.networks if seen.kind != "efa"]
+        if other and not self.context.efa_expected:
+            shown = ", ".join(f"{seen.host}: {seen.detail}" for seen in other)
+            self.notes.append(f"the group runs without EFA (efa: false); NCCL uses {shown}")
+            return
         if other:
             shown = ", ".join(f"{seen.host}: {seen.detail} (line {seen.line})" for seen in other)
             self.add(
@@ -219,6 +241,14 @@ class _Judge:
             )
             return None
         name = context.instance.name
+        if not context.efa_expected:
+            self.add(
+                "no-threshold",
+                f"the published figures were measured over EFA and this {name} group runs without it "
+                f"(efa: false); {fix} or set validation.min_busbw_gbps",
+                node_fault=False,
+            )
+            return None
         if nodes is None:
             self.add("no-threshold", f"node count unknown: no threshold applies; {fix}", node_fault=False)
             return None
@@ -234,18 +264,6 @@ class _Judge:
             return None
         floor = figure.busbw_gbps * context.min_fraction
         return Threshold(floor_gbps=floor, origin="published", figure=figure, fraction=context.min_fraction)
-
-
-def _next_size(sweep: Sweep, largest: int) -> int:
-    """The size after `largest` in the sweep: within the asked-for maximum, the run stopped early.
-
-    nccl-tests steps by a factor (-f) or by bytes (-i), so the last size is often below
-    maxBytes (8 B x 4^k stops at 128 MiB under a 256 MiB maximum).
-    """
-    if sweep.step_bytes:
-        return largest + sweep.step_bytes
-    factor = sweep.step_factor if sweep.step_factor and sweep.step_factor > 1 else 2
-    return max(largest, 1) * factor
 
 
 def _wrong(row: SizeRow) -> int:

@@ -15,15 +15,21 @@ EFA_CHECK_MARK = "gpucluster-efa-check"
 
 # printf formats for the shell jobs; every %s is one word except the last (reason).
 PAIR_PRINTF = PAIR_MARK + " round=%s nodes=%s,%s\\n"
-EFA_CHECK_PRINTF = EFA_CHECK_MARK + " node=%s result=%s efa=%s/%s gpus=%s reason=%s\\n"
+# efa-check: `result` and `reason` are the node's own checks (GPUs, EFA devices, its address);
+# `pingpong_failed` the partners fi_pingpong failed with (comma-separated, NO_PARTNERS for
+# none). A failed pingpong does not say which end is bad, so it is not the node's own result.
+EFA_CHECK_PRINTF = EFA_CHECK_MARK + " node=%s result=%s efa=%s/%s gpus=%s pingpong_failed=%s reason=%s\\n"
 
 EFA_OK = "ok"
 EFA_FAIL = "fail"
+NO_PARTNERS = "-"
 
 # Launchers prefix each line (`srun -l`: "0: ", mpirun: "[1,0]<stdout>:"): match anywhere.
 _PAIR = re.compile(rf"{PAIR_MARK} round=(\d+) nodes=([^\s,]+),([^\s,]+)\s*$")
+# pingpong_failed is optional: lines from jobs rendered before it (their fail counts as the node's own).
 _EFA_CHECK = re.compile(
-    rf"{EFA_CHECK_MARK} node=(\S+) result=({EFA_OK}|{EFA_FAIL}) efa=(\d+)/(\d+) gpus=(\d+) reason=(.*)$"
+    rf"{EFA_CHECK_MARK} node=(\S+) result=({EFA_OK}|{EFA_FAIL}) efa=(\d+)/(\d+) gpus=(\d+)"
+    rf"(?: pingpong_failed=({re.escape(NO_PARTNERS)}|[^\s,]+(?:,[^\s,]+)*))? reason=(.*)$"
 )
 
 
@@ -41,6 +47,7 @@ class EfaCheck:
     expected_efa_devices: int
     gpus: int
     reason: str
+    pingpong_failed_with: tuple[str, ...] = ()
 
 
 def pair_line(round_number: int, first: str, second: str) -> str:
@@ -58,7 +65,8 @@ def efa_check_line(check: EfaCheck) -> str:
     result = EFA_OK if check.ok else EFA_FAIL
     return (
         f"{EFA_CHECK_MARK} node={check.node} result={result} "
-        f"efa={check.efa_devices}/{check.expected_efa_devices} gpus={check.gpus} reason={check.reason}"
+        f"efa={check.efa_devices}/{check.expected_efa_devices} gpus={check.gpus} "
+        f"pingpong_failed={','.join(check.pingpong_failed_with) or NO_PARTNERS} reason={check.reason}"
     )
 
 
@@ -66,5 +74,6 @@ def parse_efa_check_line(line: str) -> EfaCheck | None:
     found = _EFA_CHECK.search(line.rstrip("\n"))
     if found is None:
         return None
-    node, result, efa, expected, gpus, reason = found.groups()
-    return EfaCheck(node, result == EFA_OK, int(efa), int(expected), int(gpus), reason.strip())
+    node, result, efa, expected, gpus, partners, reason = found.groups()
+    failed_with = () if partners in (None, NO_PARTNERS) else tuple(partners.split(","))
+    return EfaCheck(node, result == EFA_OK, int(efa), int(expected), int(gpus), reason.strip(), failed_with)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
-from gpucluster.gate.job_output import EFA_CHECK_PRINTF, EFA_FAIL, EFA_OK, PAIR_PRINTF
+from gpucluster.gate.job_output import EFA_CHECK_PRINTF, EFA_FAIL, EFA_OK, NO_PARTNERS, PAIR_PRINTF
 from gpucluster.rendering import render
 
 JOBS_DIR = "/opt/gpucluster/jobs"
@@ -97,13 +97,15 @@ def render_job(cfg: ClusterConfig, group: ComputeGroupConfig, job: str) -> str:
         f"{TEMPLATE_DIR}/{job}.sbatch.j2",
         job=job,
         g=group_jobs(cfg, group),
-        time_limit=TIME_LIMITS[job],
+        # Within the partition's MaxTime, or the job pends forever on PartitionTimeLimit.
+        time_limit=min(TIME_LIMITS[job], group.max_time_minutes),
         waits=WAITS,
         pair_printf=_printf_format("PAIR_PRINTF", PAIR_PRINTF),
         efa_check_printf=_printf_format("EFA_CHECK_PRINTF", EFA_CHECK_PRINTF),
         dcgm_printf=_printf_format("DCGM_PRINTF", DCGM_PRINTF),
         efa_ok=EFA_OK,
         efa_fail=EFA_FAIL,
+        no_partners=NO_PARTNERS,
         collectives=NCCL_COLLECTIVES,
         size_args=" ".join(NCCL_SIZE_ARGS),
         nccl_tests_dir=settings.nccl_tests_dir or "",

@@ -128,20 +128,37 @@ def parse_json(source: str, text: str) -> NcclRun:
         ranks=Count(value=len(devices), origin="json") if devices else None,
         nodes=Count(value=len(hosts), origin="json") if hosts else None,
         hosts=tuple(hosts),
-        sweep=_sweep(reader, config),
+        sweep=_sweep(reader, config, rows, finished=_finished(top)),
         wrong_column="#wrong",
         rows=rows,
         summary=_summary(reader, top),
     )
 
 
-def _sweep(reader: _Reader, config: dict[str, Any]) -> Sweep:
+def _sweep(reader: _Reader, config: dict[str, Any], rows: tuple[SizeRow, ...], *, finished: bool) -> Sweep:
     maximum = config.get("maximum_bytes")
     factor = config.get("step_factor")
-    return Sweep(
+    step = config.get("step_bytes")
+    sweep = Sweep(
         max_bytes=reader.whole(maximum, "config.maximum_bytes") if maximum is not None else None,
         step_factor=factor if isinstance(factor, int) and not isinstance(factor, bool) else None,
+        step_bytes=step if isinstance(step, int) and not isinstance(step, bool) else None,
     )
+    # config.maximum_bytes is written before nccl-tests lowers maxBytes to fit GPU memory
+    # (src/util.cu writeDeviceReport runs before src/common.cu prints "Reducing maxBytes"), and
+    # no field records the lowered value. The footer is written only after every size ran, so
+    # with it the largest result is where the sweep ended.
+    largest = max((row.size_bytes for row in rows), default=None)
+    asked = sweep.max_bytes
+    if finished and asked is not None and largest is not None and sweep.after(largest) <= asked:
+        return sweep.model_copy(update={"max_bytes": largest, "asked_max_bytes": asked})
+    return sweep
+
+
+def _finished(top: dict[str, Any]) -> bool:
+    # average_bus_bandwidth: written after the last size (src/util.cu writeResultFooter);
+    # end_time alone is also written when the run returns an error part way.
+    return isinstance(top.get("average_bus_bandwidth"), dict) and "end_time" in top
 
 
 def _summary(reader: _Reader, top: dict[str, Any]) -> Summary:

@@ -81,6 +81,17 @@ class Sweep(Frozen):
     max_bytes: int | None = None
     step_factor: int | None = None
     step_bytes: int | None = None
+    # Set when nccl-tests lowered maxBytes to what GPU memory holds (A100 40 GB, A10G, L4,
+    # L40S under -e 16G): the header's maxBytes, while max_bytes is the lowered one.
+    asked_max_bytes: int | None = None
+
+    def after(self, size: int) -> int:
+        """The size the sweep runs after `size`: nccl-tests steps by -i bytes or by -f factor,
+        so the last size is often below maxBytes (8 B x 4^k stops at 128 MiB under 256 MiB)."""
+        if self.step_bytes:
+            return size + self.step_bytes
+        factor = self.step_factor if self.step_factor and self.step_factor > 1 else 2
+        return max(size, 1) * factor
 
 
 class Summary(Frozen):
@@ -128,6 +139,11 @@ class NodeCheck(Frozen):
     result: EfaCheck
 
     @property
-    def failed(self) -> bool:
+    def own_failed(self) -> bool:
+        """The node's own checks (GPUs, EFA devices): a fault of this node whatever its partner."""
         result = self.result
         return not result.ok or result.efa_devices < result.expected_efa_devices
+
+    @property
+    def failed(self) -> bool:
+        return self.own_failed or bool(self.result.pingpong_failed_with)

@@ -13,6 +13,7 @@ import re
 from collections import defaultdict
 
 from gpucluster.gate.decide import Verdict
+from gpucluster.gate.efa_checks import failed_pingpongs
 from gpucluster.gate.model import Frozen
 
 # Slurm node names as the jobs print them; anything else is not pasted into a shell command.
@@ -62,19 +63,30 @@ def attribute(verdicts: list[Verdict]) -> Attribution:
             failed_pairs.append((first, second))
         else:
             undecided += 1
-    for verdict in verdicts:
-        for check in verdict.efa_checks:
-            if check.failed:
-                result = check.result
-                failed[result.node].append(
-                    f"efa-check: {result.efa_devices}/{result.expected_efa_devices} EFA, {result.reason}"
-                )
+    checks = [check for verdict in verdicts for check in verdict.efa_checks]
+    for check in checks:
+        result = check.result
+        if check.own_failed:
+            failed[result.node].append(
+                f"efa-check: {result.efa_devices}/{result.expected_efa_devices} EFA, {result.reason}"
+            )
+        partners = sorted(set(result.pingpong_failed_with))
+        if len(partners) >= 2:
+            # Failed with two partners: the end they share is the bad one.
+            failed[result.node].append(f"efa-check: fi_pingpong failed with {', '.join(partners)}")
     suspects = sorted(node for node in failed if node not in passed or _efa_failed(failed[node]))
     notes = [
         f"pair {first},{second} failed and neither node passed with another partner: "
         "run another pairwise round to tell which"
         for first, second in failed_pairs
         if first in suspects and second in suspects and not _efa_failed(failed[first] + failed[second])
+    ]
+    notes += [
+        f"fi_pingpong between {first} and {second} failed and neither node failed its own checks "
+        "or with a second partner: submit efa-check again with other partners (more nodes, or "
+        "--nodelist) to tell which"
+        for first, second in failed_pingpongs(checks)
+        if not _efa_failed(failed.get(first, []) + failed.get(second, []))
     ]
     if undecided:
         notes.append(f"{undecided} pair run(s) could not be judged (see their reasons): they name no node")

@@ -29,6 +29,8 @@ class Target:
     instance: InstanceType | None
     min_fraction: float | None = None
     min_busbw: float | None = None
+    # The group's `efa` setting; --instance-type alone (or nothing) expects EFA.
+    efa: bool = True
 
     def thresholds(self, min_fraction: float | None, min_busbw: float | None) -> tuple[float, float | None]:
         """The command line's values where given, else the config's, else the defaults."""
@@ -69,7 +71,7 @@ def resolve_target(config: Path | None, group: str | None, instance_type: str | 
         chosen = next((entry for entry in groups if entry.name == group), None)
         if chosen is None:
             raise BadInput(config, "(--group)", f"no compute group '{group}'", f"pass one of: {names}")
-    return Target(chosen.instance, cfg.validation.min_fraction, cfg.validation.min_busbw_gbps)
+    return Target(chosen.instance, cfg.validation.min_fraction, cfg.validation.min_busbw_gbps, chosen.efa)
 
 
 def _catalog_type(name: str) -> InstanceType:
@@ -146,8 +148,16 @@ def gate_command(
     min_fraction: float,
     min_busbw: float | None,
     report: Path | None,
+    *,
+    efa_expected: bool = True,
 ) -> int:
-    result = evaluate(logs, Context(instance=instance, min_fraction=min_fraction, min_busbw=min_busbw))
+    if report is not None:
+        # A bad --report is bad input: say so before a verdict the user would then lose.
+        output_dir(report, "--report")
+    context = Context(
+        instance=instance, min_fraction=min_fraction, min_busbw=min_busbw, efa_expected=efa_expected
+    )
+    result = evaluate(logs, context)
     print_table(console, summary_table(result))
     for line in reason_lines(result):
         console.print(line, highlight=False, soft_wrap=True, markup=False)

@@ -33,6 +33,8 @@ from gpucluster.gate.nccl_info import NcclInfo
 from gpucluster.gate.rows import header_wrong_column, looks_like_row, parse_row
 
 _NTHREAD = re.compile(r"\bnThread\s+\d+\s+nGpus\s+\d+\s+minBytes\s+\d+\s+maxBytes\s+(\d{1,18})")
+# nccl-tests' run() after the header (src/common.cu): "# Reducing maxBytes to N due to memory limitation".
+_REDUCING = re.compile(r"Reducing maxBytes to (\d{1,18}) due to memory limitation")
 _STEP = re.compile(r"\bstep:\s*(\d{1,18})\((factor|bytes)\)")
 _STARTING = re.compile(r"Collective test starting:\s*(\S+)")
 _TESTS_VERSION = re.compile(r"nccl-tests version (\d[\w.]*)")
@@ -107,6 +109,10 @@ class _Run:
                 max_bytes=int(found.group(1)),
                 step_factor=int(step.group(1)) if step and by == "factor" else None,
                 step_bytes=int(step.group(1)) if step and by == "bytes" else None,
+            )
+        elif found := _REDUCING.search(line):
+            self.sweep = self.sweep.model_copy(
+                update={"max_bytes": int(found.group(1)), "asked_max_bytes": self.sweep.max_bytes}
             )
         elif found := _DEVICE.search(line):
             self.devices[int(found.group(1))] = found.group(2)

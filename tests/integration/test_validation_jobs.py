@@ -9,13 +9,20 @@ import os
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from gpucluster.cli import app
 from gpucluster.efa import efa_count
 from gpucluster.gate.job_output import parse_efa_check_line, parse_pair_line
 from gpucluster.gate.jobs import job_files, job_path
 from tests.integration.cluster import SlurmCluster
 from tests.integration.host import run
-from tests.integration.validation_stubs import NCCL_TESTS, write_one_short_fi_info, write_stubs
+from tests.integration.validation_stubs import (
+    NCCL_TESTS,
+    write_failing_pingpong,
+    write_one_short_fi_info,
+    write_stubs,
+)
 
 pytestmark = pytest.mark.slurm
 
@@ -129,6 +136,22 @@ def test_efa_check_names_a_node_short_of_an_efa_device_and_fails(cluster, jobs, 
     assert checks[broken].reason == f"{expected - 1} EFA devices, want {expected}"
     assert all(check.ok for node, check in checks.items() if node != broken)
     assert f"FAILED: {broken} failed" in out and "scontrol update" in out
+
+
+def test_efa_check_names_the_pair_of_a_failed_pingpong_and_drains_neither(cluster, jobs, stubs):
+    failing = write_failing_pingpong(cluster.root / "stubs" / "pingpong-fails")
+    job, submit_dir = submit(cluster, jobs["efa-check"], path=[failing, stubs["tools"]])
+    state, out = finished(cluster, job, submit_dir)
+    assert state == "FAILED", out
+    checks = {c.node: c for c in map(parse_efa_check_line, out.splitlines()) if c is not None}
+    first, second = sorted(checks)
+    assert checks[first].ok and checks[first].pingpong_failed_with == (second,), out
+    assert checks[second].ok and checks[second].pingpong_failed_with == (first,), out
+    assert "fi_pingpong failed between" in out and "scontrol update" not in out
+    output = next(submit_dir.glob("*.out"))
+    result = CliRunner().invoke(app, ["gate", str(output)])
+    assert result.exit_code == 1 and "scontrol" not in result.output, result.output
+    assert "other partners" in result.output
 
 
 def test_nccl_tests_write_a_log_and_json_per_collective(cluster, jobs, stubs):

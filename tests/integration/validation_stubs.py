@@ -180,6 +180,19 @@ def write_one_short_fi_info(directory: Path, efa_devices: int, node: str) -> Pat
     return directory
 
 
+# fi_pingpong between two nodes whose own checks pass but whose EFA path fails (a security
+# group without the self-referencing rule): both ends exit with libfabric's error.
+FI_PINGPONG_FAILING = r"""#!/bin/bash
+echo "fi_pingpong: fi_getinfo(): -61 (No data available)" >&2
+exit 1
+"""
+
+
+def write_failing_pingpong(directory: Path) -> Path:
+    _write(directory / "fi_pingpong", FI_PINGPONG_FAILING)
+    return directory
+
+
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
