@@ -27,10 +27,11 @@ LAYERS: dict[str, int] = {
     "gpucluster.names": 1,
     "gpucluster.rendering": 1,
     # what a cluster is made of: Slurm's files, the node bootstrap, the validation jobs and
-    # their verdict, the head node's agents
+    # their verdict, the training image recipe, the head node's agents
     "gpucluster.slurm": 2,
     "gpucluster.bootstrap": 2,
     "gpucluster.gate": 2,
+    "gpucluster.container": 2,
     "gpucluster.agents": 2,
     # CloudFormation: constructs, stacks, the app, and what reads its output
     "constructs_lib": 3,
