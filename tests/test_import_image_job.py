@@ -53,12 +53,13 @@ def test_one_node_of_the_first_group_and_a_bounded_import(example: Path) -> None
     ("image", "name"),
     [
         (ECR, "train+v1.sqsh"),
-        ("nvcr.io#nvidia/pytorch:25.04-py3", "pytorch+25.04-py3.sqsh"),
-        ("user@registry.example.com#team/model@sha256:abc", "model+sha256+abc.sqsh"),
+        # as enroot import names it without -o: nvidia+pytorch+25.04-py3.sqsh
+        ("nvcr.io#nvidia/pytorch:25.04-py3", "nvidia+pytorch+25.04-py3.sqsh"),
+        ("user@registry.example.com#team/model@sha256:abc", "team+model+sha256+abc.sqsh"),
         ("ubuntu:24.04", "ubuntu+24.04.sqsh"),
     ],
 )
-def test_the_squashfs_is_named_after_the_image_without_its_registry(image: str, name: str) -> None:
+def test_the_squashfs_is_named_as_enroot_names_it_without_the_registry(image: str, name: str) -> None:
     script = render_import_image(load_config(EXAMPLES[0]))
     result = _bash(script, f"squashfs_name '{image}'")
     assert result.returncode == 0, result.stderr
