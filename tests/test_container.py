@@ -83,6 +83,10 @@ def test_no_forced_legacy_variables_and_the_plugin_is_on_the_library_path(exampl
         assert variable not in text, variable
     [env] = [step for step in instructions(text) if step.startswith("ENV ")]
     assert f'LD_LIBRARY_PATH="{":".join(LIBRARY_DIRS)}:${{LD_LIBRARY_PATH}}"' in env
+    # The plugin by its container name, over any default the base image sets (spcx).
+    assert env.endswith("NCCL_NET_PLUGIN=ofi")
+    [check] = [step for step in instructions(text) if "find /opt/amazon/ofi-nccl" in step]
+    assert "-name 'libnccl-net-ofi.so'" in check and "exit 1" in check
     assert "/opt/amazon/ofi-nccl/lib" in LIBRARY_DIRS and "/opt/amazon/efa/lib" in LIBRARY_DIRS
 
 

@@ -21,6 +21,9 @@ EFA_INSTALLER_URL_BASE = "https://efa-installer.amazonaws.com"
 EFA_DIR = "/opt/amazon/efa"
 OFI_NCCL_DIR = "/opt/amazon/ofi-nccl"
 LIBRARY_DIRS = (f"{OFI_NCCL_DIR}/lib", f"{OFI_NCCL_DIR}/lib/x86_64-linux-gnu", f"{EFA_DIR}/lib")
+# NCCL loads libnccl-net-<NCCL_NET_PLUGIN>.so; the EFA installer names aws-ofi-nccl's
+# libnccl-net-ofi.so in containers.
+NCCL_NET_PLUGIN = "ofi"
 CODE_DIR = "/workspace/train"
 # Variables that force legacy behaviour and hurt current libfabric / aws-ofi-nccl: the recipe
 # never sets them (tests/test_container.py fails if one appears).
@@ -34,6 +37,8 @@ class EfaInstaller:
     url_base: str = EFA_INSTALLER_URL_BASE
     bin_dir: str = f"{EFA_DIR}/bin"
     ofi_nccl_dir: str = OFI_NCCL_DIR
+    plugin_name: str = NCCL_NET_PLUGIN
+    plugin_file: str = f"libnccl-net-{NCCL_NET_PLUGIN}.so"
 
 
 def base_image(cfg: ClusterConfig) -> str:
