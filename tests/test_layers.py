@@ -29,10 +29,11 @@ LAYERS: dict[str, int] = {
     # AWS clients made in one place and their failures as one line
     "gpucluster.aws": 1,
     # what a cluster is made of: Slurm's files, the node bootstrap, the validation jobs and
-    # their verdict, the head node's agents
+    # their verdict, the training image recipe, the head node's agents
     "gpucluster.slurm": 2,
     "gpucluster.bootstrap": 2,
     "gpucluster.gate": 2,
+    "gpucluster.container": 2,
     "gpucluster.agents": 2,
     # the reference trainer (runs on the nodes; imports nothing above the bottom)
     "gpucluster.train": 2,

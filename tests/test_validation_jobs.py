@@ -26,6 +26,7 @@ from gpucluster.gate.jobs import (
     NCCL_COLLECTIVES,
     TIME_LIMITS,
     WAITS,
+    import_job_path,
     job_files,
     job_path,
     render_job,
@@ -50,7 +51,8 @@ def directives(script: str) -> dict[str, str]:
 def test_every_group_gets_every_job_on_login_nodes(cfg: ClusterConfig) -> None:
     jobs = job_files(cfg)
     bundle = bundle_files(cfg)
-    assert len(jobs) == len(JOB_NAMES) * len(cfg.compute_groups)
+    assert len(jobs) == len(JOB_NAMES) * len(cfg.compute_groups) + 1
+    assert bundle[f"files/login{import_job_path()}"] == jobs[import_job_path()]
     for group in cfg.compute_groups:
         for job in JOB_NAMES:
             path = job_path(group.name, job)

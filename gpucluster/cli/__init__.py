@@ -1,5 +1,6 @@
 """The `gpucluster` command: thin wiring, one module per verb; what each verb does lives in
-its own package (config, synth, bootstrap, diff, scan, gate, plan, preflight, capacity, ami).
+its own package (config, synth, bootstrap, diff, scan, gate, plan, preflight, capacity,
+ami, container).
 
 Every verb fails the same way (gpucluster.cli.runner): bad input exits 2 with
 `error FILE: FIELD: what; fix`, a usage error exits 2 with one `usage error:` line,
@@ -9,7 +10,8 @@ a failed check exits 1, and no traceback reaches the user.
 from __future__ import annotations
 
 # Each verb module registers its command on `app`; this order is `gpucluster -h`'s order.
-from gpucluster.cli import validate, synth, render, diff, scan, gate, plan, preflight, capacity, ami  # noqa: F401  isort: skip
+from gpucluster.cli import validate, synth, render, diff, scan, gate  # noqa: F401  isort: skip
+from gpucluster.cli import plan, preflight, capacity, ami, container  # noqa: F401  isort: skip
 from gpucluster.bad_input import EXIT_BAD_INPUT
 from gpucluster.cli.root import app
 

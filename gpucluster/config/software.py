@@ -1,4 +1,5 @@
-"""`software:`: the Slurm release and the pinned Enroot, Pyxis and Lustre-repository downloads."""
+"""`software:`: the Slurm release, the pinned Enroot, Pyxis and Lustre-repository downloads, and
+the training image's recipe (NGC base image, EFA installer) and where its squashfs lives."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from gpucluster.config.fields import PgpFingerprint, Sha256, StrictModel, fail, fail_at
+
+# Enroot/Pyxis image references: [USER@][REGISTRY#]IMAGE[:TAG|@DIGEST]; rendered into shell.
+_IMAGE = re.compile(r"^[A-Za-z0-9._/:#@+-]+$")
+_PATH = re.compile(r"^/[A-Za-z0-9._/-]*$")
 
 
 def _pinned(sha256: str, download: str) -> Any:
@@ -36,6 +41,35 @@ class SoftwareConfig(StrictModel):
         "9c4cdb79a67301d8ea05951aa4d2c205f40cf6145e338214b0191add8b36d6c4",
         "the pyxis v<version> source tarball (GitHub archive of the tag)",
     )
+    ngc_pytorch_tag: str = Field(
+        default="25.04-py3",
+        description="Tag of nvcr.io/nvidia/pytorch the training image starts FROM (YY.MM-py3).",
+    )
+    ngc_pytorch_digest: Sha256 | None = Field(
+        default=None,
+        description=(
+            "sha256 digest (hex, without `sha256:`) of that tag's image: pins the base image even if "
+            "the tag is pushed again (`docker buildx imagetools inspect nvcr.io/nvidia/pytorch:TAG`)."
+        ),
+    )
+    # ParallelCluster pins the same version and checksum (aws-parallelcluster-cookbook #2953).
+    efa_installer_version: str = "1.41.0"
+    efa_installer_sha256: Sha256 = _pinned(
+        "3506354cdfbe31ff552fe75f5d0d9bb7efd29cf79bd99457347d29c751c38f9f",
+        "aws-efa-installer-<version>.tar.gz",
+    )
+    training_image: str | None = Field(
+        default=None,
+        description=(
+            "Image the import-image job turns into one squashfs for every node, as Enroot names it: "
+            "[USER@][REGISTRY#]IMAGE[:TAG], e.g. 123456789012.dkr.ecr.us-east-2.amazonaws.com#train:v1. "
+            "Registry credentials come from the user's enroot credentials file, never from here."
+        ),
+    )
+    image_dir: str | None = Field(
+        default=None,
+        description="Shared directory for imported .sqsh images; null: <fsx mount point>/containers.",
+    )
     lustre_repo_key_fingerprint: PgpFingerprint | None = Field(
         default=None,
         description=(
@@ -55,7 +89,32 @@ class SoftwareConfig(StrictModel):
             raise fail("slurm", f"Slurm {value} lacks dynamic nodes (22.05+); use the image's newer Slurm")
         return value
 
-    @field_validator("enroot_version", "pyxis_version")
+    @field_validator("ngc_pytorch_tag")
+    @classmethod
+    def _ngc_tag(cls, value: str) -> str:
+        # A moving tag (latest) would change the image under a pinned recipe.
+        if not re.match(r"^\d{2}\.\d{2}-py3$", value):
+            raise fail(
+                "ngc_pytorch_tag", f"'{value}' is not an NGC PyTorch release tag; write it like 25.04-py3"
+            )
+        return value
+
+    @field_validator("training_image")
+    @classmethod
+    def _image(cls, value: str | None) -> str | None:
+        if value is not None and not _IMAGE.match(value):
+            example = "123456789012.dkr.ecr.us-east-2.amazonaws.com#train:v1"
+            raise fail("training_image", f"'{value}' is not an image reference (e.g. {example})")
+        return value
+
+    @field_validator("image_dir")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        if value is not None and not _PATH.match(value):
+            raise fail("path", f"'{value}' must be an absolute path of letters, digits, ._-/")
+        return value
+
+    @field_validator("enroot_version", "pyxis_version", "efa_installer_version")
     @classmethod
     def _semver(cls, value: str) -> str:
         if not re.match(r"^\d+\.\d+\.\d+$", value):
@@ -68,6 +127,7 @@ class SoftwareConfig(StrictModel):
         pins = (
             ("enroot_version", ("enroot_sha256", "enroot_caps_sha256")),
             ("pyxis_version", ("pyxis_sha256",)),
+            ("efa_installer_version", ("efa_installer_sha256",)),
         )
         fields = type(self).model_fields
         for version_field, checksum_fields in pins:

@@ -1,4 +1,5 @@
-"""The go/no-go validation jobs, rendered per compute group from the config and the catalog.
+"""The go/no-go validation jobs, rendered per compute group from the config and the catalog,
+and the cluster's import-image job (the training image, once, into a squashfs on shared storage).
 
 Login nodes install them under JOBS_DIR/<group>/ (bundle tree files/login/...); `gpucluster
 render` writes them with the rest of the bundle. Each job is a self-contained sbatch script:
@@ -19,6 +20,9 @@ from gpucluster.rendering import render
 JOBS_DIR = "/opt/gpucluster/jobs"
 TEMPLATE_DIR = "jobs"
 JOB_NAMES = ("efa-check", "nccl-tests", "nccl-pairwise", "dcgm-diag")
+IMPORT_JOB = "import-image"
+# Under the FSx mount point when software.image_dir is null.
+IMAGE_SUBDIR = "containers"
 
 # The sweep the published peaks were measured with (aws-samples/awsome-distributed-training,
 # micro-benchmarks/nccl-tests): up to 16 GiB, one GPU per process.
@@ -39,7 +43,7 @@ DCGM_DIAG_LEVEL = 2
 # DefaultTime, and a Capacity Block's end reservation blocks jobs whose limit reaches into it.
 # nccl-tests runs its collectives one after the other and pairwise its two rounds, each bounded
 # by NCCL_RUN_TIMEOUT: their limits hold every run at its bound (tests/test_validation_jobs.py).
-TIME_LIMITS = {"efa-check": 15, "nccl-tests": 100, "nccl-pairwise": 60, "dcgm-diag": 30}
+TIME_LIMITS = {"efa-check": 15, "nccl-tests": 100, "nccl-pairwise": 60, "dcgm-diag": 30, IMPORT_JOB: 60}
 # Bounded waits inside the jobs (seconds): a hung tool is a named failure, not a stuck job.
 WAITS = {
     "PROBE_TIMEOUT": 30,
@@ -49,6 +53,8 @@ WAITS = {
     # The first container start imports the image (several GB) into Enroot.
     "IMAGE_TIMEOUT": 600,
     "DCGM_TIMEOUT": 900,
+    # Pulling and squashing a 20 GB NGC-based image once.
+    "IMPORT_TIMEOUT": 3000,
     "KILL_GRACE": 10,
 }
 # The dcgm-diag job's own line (the gate does not read it): one per node.
@@ -122,10 +128,41 @@ def job_path(group: str, job: str) -> str:
     return f"{JOBS_DIR}/{group}/{job}.sbatch"
 
 
+def import_job_path() -> str:
+    return f"{JOBS_DIR}/{IMPORT_JOB}.sbatch"
+
+
+def image_dir(cfg: ClusterConfig) -> str:
+    """Where imported images live: software.image_dir, else under the FSx mount point, else
+    nowhere (the job then asks for IMAGE_DIR)."""
+    fsx = cfg.storage.fsx_lustre
+    if cfg.software.image_dir:
+        return cfg.software.image_dir
+    return f"{fsx.mount_point}/{IMAGE_SUBDIR}" if fsx is not None else ""
+
+
+def render_import_image(cfg: ClusterConfig) -> str:
+    return render(
+        f"{TEMPLATE_DIR}/{IMPORT_JOB}.sbatch.j2",
+        job=IMPORT_JOB,
+        cluster=cfg.name,
+        path=import_job_path(),
+        # Any compute node will do (sbatch -p overrides): the first group's partition.
+        partition=cfg.compute_groups[0].name,
+        time_limit=TIME_LIMITS[IMPORT_JOB],
+        waits=WAITS,
+        image=cfg.software.training_image or "",
+        image_dir=image_dir(cfg),
+    )
+
+
 def job_files(cfg: ClusterConfig) -> dict[str, str]:
-    """Every validation job of every compute group, keyed by where a login node installs it."""
-    return {
+    """Every validation job of every compute group and the cluster's import-image job, keyed
+    by where a login node installs them."""
+    files = {
         job_path(group.name, job): render_job(cfg, group, job)
         for group in cfg.compute_groups
         for job in JOB_NAMES
     }
+    files[import_job_path()] = render_import_image(cfg)
+    return files

@@ -1,0 +1,68 @@
+"""Render the training image's Dockerfile from the config's `software:` pins.
+
+The recipe follows the EFA user guide's container instructions: the EFA installer in
+user-space mode brings libfabric (EFA provider) and the aws-ofi-nccl plugin NCCL needs to use
+EFA; without them NCCL falls back to TCP sockets without an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpucluster.config import ClusterConfig
+from gpucluster.rendering import render
+
+TEMPLATE = "container/Dockerfile.j2"
+NGC_PYTORCH = "nvcr.io/nvidia/pytorch"
+EFA_INSTALLER_URL_BASE = "https://efa-installer.amazonaws.com"
+# Where the EFA installer puts libfabric and the aws-ofi-nccl plugin (as on the DLAMI); on
+# Debian-family images the plugin may sit one level down, under the multiarch directory.
+EFA_DIR = "/opt/amazon/efa"
+OFI_NCCL_DIR = "/opt/amazon/ofi-nccl"
+LIBRARY_DIRS = (f"{OFI_NCCL_DIR}/lib", f"{OFI_NCCL_DIR}/lib/x86_64-linux-gnu", f"{EFA_DIR}/lib")
+# NCCL loads libnccl-net-<NCCL_NET_PLUGIN>.so; the EFA installer names aws-ofi-nccl's
+# libnccl-net-ofi.so in containers.
+NCCL_NET_PLUGIN = "ofi"
+CODE_DIR = "/workspace/train"
+# Variables that force legacy behaviour and hurt current libfabric / aws-ofi-nccl: the recipe
+# never sets them (tests/test_container.py fails if one appears).
+FORBIDDEN_VARIABLES = ("FI_EFA_USE_DEVICE_RDMA", "NCCL_PROTO", "NCCL_BUFFSIZE", "RDMAV_")
+
+
+@dataclass(frozen=True)
+class EfaInstaller:
+    version: str
+    sha256: str
+    url_base: str = EFA_INSTALLER_URL_BASE
+    bin_dir: str = f"{EFA_DIR}/bin"
+    ofi_nccl_dir: str = OFI_NCCL_DIR
+    plugin_name: str = NCCL_NET_PLUGIN
+    plugin_file: str = f"libnccl-net-{NCCL_NET_PLUGIN}.so"
+
+
+def base_image(cfg: ClusterConfig) -> str:
+    """nvcr.io/nvidia/pytorch:TAG, and @sha256:DIGEST when the config pins one."""
+    software = cfg.software
+    image = f"{NGC_PYTORCH}:{software.ngc_pytorch_tag}"
+    return f"{image}@sha256:{software.ngc_pytorch_digest}" if software.ngc_pytorch_digest else image
+
+
+def render_dockerfile(cfg: ClusterConfig) -> str:
+    software = cfg.software
+    return render(
+        TEMPLATE,
+        cluster=cfg.name,
+        base_image=base_image(cfg),
+        efa=EfaInstaller(software.efa_installer_version, software.efa_installer_sha256),
+        library_path=":".join(LIBRARY_DIRS),
+        code_dir=CODE_DIR,
+    )
+
+
+def write_dockerfile(cfg: ClusterConfig, output: Path) -> Path:
+    """DIR/Dockerfile; DIR is created when missing."""
+    output.mkdir(parents=True, exist_ok=True)
+    path = output / "Dockerfile"
+    path.write_text(render_dockerfile(cfg))
+    return path

@@ -1,0 +1,131 @@
+"""The training image's Dockerfile: rendered for every example by `gpucluster container render`,
+clean under hadolint with no rule ignored, the EFA installer verified against its pinned sha256
+before it runs, and no variable that forces legacy NCCL/EFA behaviour."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpucluster.cli import app
+from gpucluster.config.loader import load_config
+from gpucluster.container.dockerfile import FORBIDDEN_VARIABLES, LIBRARY_DIRS, render_dockerfile
+from tests.conftest import EXAMPLES
+
+HADOLINT = Path(sys.executable).parent / "hadolint"
+
+
+@pytest.fixture(params=EXAMPLES, ids=lambda path: path.stem)
+def example(request) -> Path:
+    return request.param
+
+
+def render_cli(*args: str):
+    return CliRunner().invoke(app, ["container", "render", *args])
+
+
+def instructions(dockerfile: str) -> list[str]:
+    """Each Dockerfile instruction on one line: continuations joined, comments dropped."""
+    joined = re.sub(r"\\\n", " ", dockerfile)
+    return [line.strip() for line in joined.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_every_example_renders_and_passes_hadolint(example: Path, tmp_path: Path) -> None:
+    result = render_cli("--config", str(example), "-o", str(tmp_path / "image"))
+    assert result.exit_code == 0, result.output
+    dockerfile = tmp_path / "image" / "Dockerfile"
+    assert dockerfile.is_file()
+    assert "hadolint ignore" not in dockerfile.read_text()
+    lint = subprocess.run(
+        [str(HADOLINT), "--no-color", "--failure-threshold", "style", str(dockerfile)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+def test_hadolint_sees_a_bad_dockerfile(tmp_path: Path) -> None:
+    # The lint above can fail: an unpinned base image is a finding.
+    bad = tmp_path / "Dockerfile"
+    bad.write_text("FROM ubuntu\nRUN cd /tmp && echo hi\n")
+    lint = subprocess.run(
+        [str(HADOLINT), "--no-color", str(bad)], capture_output=True, text=True, check=False
+    )
+    assert lint.returncode != 0 and "DL3006" in lint.stdout and "DL3003" in lint.stdout
+
+
+def test_the_installer_is_checksum_verified_before_it_runs(example: Path) -> None:
+    cfg = load_config(example)
+    software = cfg.software
+    steps = instructions(render_dockerfile(cfg))
+    assert f"ARG EFA_INSTALLER_VERSION={software.efa_installer_version}" in steps
+    assert f"ARG EFA_INSTALLER_SHA256={software.efa_installer_sha256}" in steps
+    [install] = [step for step in steps if "efa_installer.sh" in step]
+    commands = [command.strip() for command in install.removeprefix("RUN ").split("&&")]
+    check = next(i for i, c in enumerate(commands) if "sha256sum -c" in c)
+    unpack = next(i for i, c in enumerate(commands) if c.startswith("tar "))
+    run = next(i for i, c in enumerate(commands) if c.startswith("./efa_installer.sh"))
+    assert '"${EFA_INSTALLER_SHA256}  aws-efa-installer-${EFA_INSTALLER_VERSION}.tar.gz"' in commands[check]
+    assert check < unpack < run
+    # User-space only, as AWS documents for containers.
+    assert commands[run] == "./efa_installer.sh --yes --skip-kmod --skip-limit-conf --no-verify"
+
+
+def test_no_forced_legacy_variables_and_the_plugin_is_on_the_library_path(example: Path) -> None:
+    text = render_dockerfile(load_config(example))
+    for variable in FORBIDDEN_VARIABLES:
+        assert variable not in text, variable
+    [env] = [step for step in instructions(text) if step.startswith("ENV ")]
+    assert f'LD_LIBRARY_PATH="{":".join(LIBRARY_DIRS)}:${{LD_LIBRARY_PATH}}"' in env
+    # The plugin by its container name, over any default the base image sets (spcx).
+    assert env.endswith("NCCL_NET_PLUGIN=ofi")
+    [check] = [step for step in instructions(text) if "find /opt/amazon/ofi-nccl" in step]
+    assert "-name 'libnccl-net-ofi.so'" in check and "exit 1" in check
+    assert "/opt/amazon/ofi-nccl/lib" in LIBRARY_DIRS and "/opt/amazon/efa/lib" in LIBRARY_DIRS
+
+
+def test_base_image_tag_and_digest_come_from_the_config(tmp_path: Path) -> None:
+    digest = "ab" * 32
+    config = tmp_path / "pinned.yaml"
+    config.write_text(
+        EXAMPLES[0].read_text() + f"software:\n  ngc_pytorch_tag: 25.01-py3\n  ngc_pytorch_digest: {digest}\n"
+    )
+    steps = instructions(render_dockerfile(load_config(config)))
+    assert steps[0] == f"FROM nvcr.io/nvidia/pytorch:25.01-py3@sha256:{digest}"
+    # The user's code is the last layer: a code change rebuilds nothing below it.
+    assert steps[-3:-1] == ["WORKDIR /workspace/train", "COPY . /workspace/train"]
+
+
+def test_a_new_installer_version_needs_its_own_checksum(tmp_path: Path) -> None:
+    config = tmp_path / "bumped.yaml"
+    config.write_text(EXAMPLES[0].read_text() + "software:\n  efa_installer_version: 1.51.0\n")
+    result = render_cli("--config", str(config), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert "software.efa_installer_sha256" in result.output
+    assert "set it to the sha256 published for the new version" in result.output
+
+
+def test_a_moving_base_tag_is_refused(tmp_path: Path) -> None:
+    config = tmp_path / "latest.yaml"
+    config.write_text(EXAMPLES[0].read_text() + "software:\n  ngc_pytorch_tag: latest\n")
+    result = render_cli("--config", str(config), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert "'latest' is not an NGC PyTorch release tag" in result.output
+
+
+def test_usage_errors_exit_2_with_one_line(tmp_path: Path) -> None:
+    missing = render_cli("-o", str(tmp_path / "out"))
+    assert missing.exit_code == 2
+    assert "usage error: gpucluster container render" in missing.output and "--config" in missing.output
+    absent = render_cli("--config", str(tmp_path / "nope.yaml"), "-o", str(tmp_path / "out"))
+    assert absent.exit_code == 2 and "Traceback" not in absent.output
+    assert str(tmp_path / "nope.yaml") in absent.output
+    helped = CliRunner().invoke(app, ["container", "render", "-h"])
+    assert helped.exit_code == 0
+    assert "--config CONFIG" in helped.output and "-o, --output DIR" in helped.output
