@@ -8,6 +8,8 @@ A usage error (unknown option, missing argument) also exits 2 but reads
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
@@ -73,3 +75,17 @@ def output_dir(path: Path, option: str) -> Path:
             f"pass a directory you can write to {option}",
         ) from None
     return path
+
+
+@contextmanager
+def writing_into(path: Path, option: str) -> Iterator[None]:
+    """Files written under a directory the user named: a failed write is bad input naming the file."""
+    try:
+        yield
+    except OSError as exc:
+        raise BadInput(
+            exc.filename or path,
+            f"({option})",
+            f"cannot be written ({exc.strerror})",
+            f"pass a directory you can write to {option}",
+        ) from None

@@ -7,17 +7,13 @@ from typing import Annotated
 
 import typer
 
-from gpucluster.bad_input import BadInput, output_dir
-from gpucluster.cli.root import app, load_checked, out
+from gpucluster.bad_input import output_dir, writing_into
+from gpucluster.cli.root import load_checked, out, verb_group
 from gpucluster.cli.runner import VerbCommand
 
-container_app = typer.Typer(
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    help="The training image: NGC PyTorch with the EFA installer and your code.",
+container_app = verb_group(
+    "container", "The training image: NGC PyTorch with the EFA installer and your code."
 )
-app.add_typer(container_app, name="container")
 
 
 @container_app.command(cls=VerbCommand)
@@ -34,13 +30,6 @@ def render(
     output_dir(output, "--output")
     from gpucluster.container.dockerfile import write_dockerfile
 
-    try:
+    with writing_into(output, "--output"):
         path = write_dockerfile(cfg, output)
-    except OSError as exc:
-        raise BadInput(
-            exc.filename or output,
-            "(--output)",
-            f"cannot be written ({exc.strerror})",
-            "pass a directory you can write to --output",
-        ) from None
     out.print(f"wrote {path}; build it from your code's directory: docker build -f {path} .")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from gpucluster.bad_input import BadInput, output_dir
+from gpucluster.bad_input import output_dir, writing_into
 from gpucluster.cli.root import ConfigArg, app, load_checked, out
 from gpucluster.cli.runner import VerbCommand
 from gpucluster.tables import print_table, table
@@ -28,14 +28,7 @@ def render(
     output_dir(output, "--output")
     from gpucluster.bootstrap.render_files import render_to_dir
 
-    try:
+    with writing_into(output, "--output"):
         written = render_to_dir(cfg, output)
-    except OSError as exc:
-        raise BadInput(
-            exc.filename or output,
-            "(--output)",
-            f"cannot be written ({exc.strerror})",
-            "pass a directory you can write to --output",
-        ) from None
     rows = [(str(path.relative_to(output)), f"{path.stat().st_size:,}") for path in written]
     print_table(out, table(f"rendered into {output}", ("file", "bytes"), rows))
