@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,10 +15,10 @@ from gpucluster.config.loader import load_config
 from gpucluster.names import LAUNCH_LIFECYCLE_HOOK
 from gpucluster.slurm.conf import node_local_files, slurmd_conf_line
 from gpucluster.synth.summary import user_data_sizes
+from tests.shellcheck import SHELLCHECK
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
-SHELLCHECK = Path(sys.executable).parent / "shellcheck"
 
 
 @pytest.fixture(params=EXAMPLES, ids=lambda path: path.stem)

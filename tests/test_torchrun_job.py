@@ -8,7 +8,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,10 +20,10 @@ from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
 from gpucluster.gate.jobs import JOBS_DIR, job_path
 from gpucluster.launch.torchrun import JOB, RENDEZVOUS_PORT, SIGNAL_SECONDS, render_torchrun, torchrun_files
+from tests.shellcheck import assert_shellcheck_clean
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
-SHELLCHECK = Path(sys.executable).parent / "shellcheck"
 WAIT = 20
 
 
@@ -79,16 +78,7 @@ def test_without_fsx_checkpoints_go_to_home() -> None:
 
 
 def test_job_passes_shellcheck(cfg: ClusterConfig, tmp_path: Path) -> None:
-    paths = []
-    for path, text in torchrun_files(cfg).items():
-        target = tmp_path / path.lstrip("/")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-        paths.append(str(target))
-    result = subprocess.run(
-        [str(SHELLCHECK), "--severity=style", *paths], capture_output=True, text=True, check=False
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_shellcheck_clean(torchrun_files(cfg), tmp_path)
 
 
 def test_render_writes_the_job_executable(tmp_path: Path) -> None:

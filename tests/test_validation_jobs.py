@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -31,10 +30,10 @@ from gpucluster.gate.jobs import (
     job_path,
     render_job,
 )
+from tests.shellcheck import assert_shellcheck_clean
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
-SHELLCHECK = Path(sys.executable).parent / "shellcheck"
 LEGACY_VARIABLES = ("FI_EFA_USE_DEVICE_RDMA", "NCCL_BUFFSIZE", "NCCL_PROTO", "RDMAV_")
 
 
@@ -104,16 +103,7 @@ def test_time_limits_hold_every_bounded_run() -> None:
 
 
 def test_jobs_pass_shellcheck(cfg: ClusterConfig, tmp_path: Path) -> None:
-    paths = []
-    for path, text in job_files(cfg).items():
-        target = tmp_path / path.lstrip("/")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-        paths.append(str(target))
-    result = subprocess.run(
-        [str(SHELLCHECK), "--severity=style", *paths], capture_output=True, text=True, check=False
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_shellcheck_clean(job_files(cfg), tmp_path)
 
 
 def _bash(script: str, snippet: str) -> str:
