@@ -6,6 +6,7 @@ distribution's python3 and python3-boto3, so these modules import only the stand
 library, boto3/botocore and each other, never the rest of gpucluster.
 
 - capacity_controller: follows each Capacity Block's state and dates, sizes its Auto
-  Scaling group and keeps a Slurm maintenance reservation before the block ends.
+  Scaling group and keeps a Slurm maintenance reservation before the block ends
+  (its decision in block_decision, its AWS calls in capacity_aws).
 - node_cleanup: removes dynamic Slurm nodes whose EC2 instance is gone.
 """

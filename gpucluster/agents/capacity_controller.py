@@ -12,15 +12,7 @@ Everything is decided afresh from EC2's answer on every run, so the controller i
 when the cluster is deployed after the block began, when a block is extended, and
 after a missed run; a run that changes nothing makes no write call.
 
-Why 35 minutes: EC2 starts terminating a block's instances 30 minutes before its end;
-AWS advises scaling in before that. The 5 extra minutes cover the timer's one-minute
-cadence and the Auto Scaling group's own reaction time.
-
-Why a 60-minute grace by default: the maintenance reservation must begin no later than
-the scale-in (end - 35 min), or a job could start that the scale-in kills; it begins 25
-minutes earlier than that, so jobs that end just before it still have time for their
-epilog, a final checkpoint to FSx and the node's own shutdown, and users get the
-Capacity Block Expiration Warning (end - 40 min) after new starts have already stopped.
+The decision itself is block_decision.decide; the AWS calls are in capacity_aws.
 """
 
 from __future__ import annotations
@@ -39,148 +31,22 @@ from botocore.exceptions import BotoCoreError, ClientError
 # mypy checks the package layout; the bundle's flat layout imports the same modules.
 if TYPE_CHECKING or __package__:
     from . import runtime
+    from .block_decision import DEFAULT_GRACE, SCALE_IN_LEAD, Decision, decide, iso_minute
+    from .capacity_aws import BlockStatus, ControllerError, apply_desired_capacity, read_block
     from .cluster_names import compute_groups_path
     from .compute_groups import ComputeGroup, load_groups
     from .maintenance import MaintenanceWindow, ensure_maintenance
     from .scontrol import Runner, ScontrolError, run_command
 else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
     import runtime
+    from block_decision import DEFAULT_GRACE, SCALE_IN_LEAD, Decision, decide, iso_minute
+    from capacity_aws import BlockStatus, ControllerError, apply_desired_capacity, read_block
     from cluster_names import compute_groups_path
     from compute_groups import ComputeGroup, load_groups
     from maintenance import MaintenanceWindow, ensure_maintenance
     from scontrol import Runner, ScontrolError, run_command
 
 LOG = logging.getLogger("capacity-controller")
-
-SCALE_IN_LEAD = timedelta(minutes=35)
-DEFAULT_GRACE = timedelta(minutes=60)
-ACTIVE = "active"
-# States in which the block still has an end ahead worth protecting: the maintenance
-# reservation exists before the block starts, so it is in place when nodes register.
-UPCOMING_OR_ACTIVE = frozenset({"scheduled", "payment-pending", "active"})
-
-
-@dataclass(frozen=True)
-class Decision:
-    desired_capacity: int
-    maintenance_start: datetime | None
-    reason: str
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ")
-
-
-def decide(
-    now: datetime,
-    reservation_state: str,
-    start: datetime,
-    end: datetime,
-    count: int,
-    grace: timedelta,
-) -> Decision:
-    """The desired size of a Capacity Block group and where its maintenance window starts.
-
-    `count` while the block is active and now < end - 35 min; 0 in every other state
-    (scheduled, payment-pending, payment-failed, expired, cancelled, ...) and from
-    end - 35 min on. The maintenance window starts at end - grace while the block is
-    upcoming or active and not over; None means no reservation should exist.
-    """
-    for name, moment in (("now", now), ("start", start), ("end", end)):
-        if moment.tzinfo is None:
-            raise ValueError(f"{name} has no time zone; pass aware datetimes")
-    if grace < SCALE_IN_LEAD:
-        raise ValueError(
-            f"grace {grace} is shorter than the scale-in lead {SCALE_IN_LEAD}: jobs could start "
-            "that the scale-in kills"
-        )
-    if count < 1:
-        raise ValueError(f"count must be at least 1, got {count}")
-    live = reservation_state in UPCOMING_OR_ACTIVE and now < end
-    maintenance_start = end - grace if live else None
-    if reservation_state != ACTIVE:
-        return Decision(0, maintenance_start, f"block is {reservation_state}, not active")
-    scale_in_at = end - SCALE_IN_LEAD
-    if now >= scale_in_at:
-        return Decision(
-            0, maintenance_start, f"scale-in: block ends {_iso(end)}, 35 min lead began {_iso(scale_in_at)}"
-        )
-    return Decision(
-        count, maintenance_start, f"block active since {_iso(start)}, scale-in at {_iso(scale_in_at)}"
-    )
-
-
-@dataclass(frozen=True)
-class BlockStatus:
-    state: str
-    start: datetime
-    end: datetime
-
-
-class ControllerError(RuntimeError):
-    pass
-
-
-def _the_one(items: list[dict[str, Any]], error: str) -> dict[str, Any]:
-    """The single item a describe call by one id returns; anything else is `error`."""
-    if len(items) != 1:
-        raise ControllerError(error)
-    return items[0]
-
-
-def read_block(ec2: Any, reservation_id: str) -> BlockStatus:
-    response = ec2.describe_capacity_reservations(CapacityReservationIds=[reservation_id])
-    reservations = response.get("CapacityReservations", [])
-    found = f"EC2 returned {len(reservations)} reservations for {reservation_id}"
-    reservation = _the_one(reservations, found)
-    if "StartDate" not in reservation or "EndDate" not in reservation:
-        raise ControllerError(
-            f"{reservation_id} has no StartDate/EndDate; is it a Capacity Block? "
-            "(`aws ec2 describe-capacity-reservations --capacity-reservation-ids "
-            f"{reservation_id}`)"
-        )
-    return BlockStatus(reservation["State"], reservation["StartDate"], reservation["EndDate"])
-
-
-@dataclass(frozen=True)
-class GroupSize:
-    min_size: int
-    max_size: int
-    desired_capacity: int
-
-
-def read_group_size(autoscaling: Any, asg_name: str) -> GroupSize:
-    response = autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[asg_name])
-    group = _the_one(response.get("AutoScalingGroups", []), f"Auto Scaling group {asg_name} not found")
-    return GroupSize(group["MinSize"], group["MaxSize"], group["DesiredCapacity"])
-
-
-def apply_desired_capacity(autoscaling: Any, asg_name: str, desired: int) -> str:
-    """Set the group's desired capacity if it differs; returns what was done.
-
-    SetDesiredCapacity fails outside MinSize..MaxSize. The stack creates the group with
-    MinSize 0 and MaxSize count, so a plain SetDesiredCapacity is the normal path; if
-    the bounds do not admit the value (MinSize raised by hand, MaxSize below a grown
-    count), one UpdateAutoScalingGroup widens them just enough and sets the size
-    atomically. MinSize is never raised: a block's group must be able to reach 0.
-    """
-    current = read_group_size(autoscaling, asg_name)
-    if current.desired_capacity == desired:
-        return f"desired {desired} (unchanged)"
-    if current.min_size <= desired <= current.max_size:
-        autoscaling.set_desired_capacity(
-            AutoScalingGroupName=asg_name, DesiredCapacity=desired, HonorCooldown=False
-        )
-        return f"desired {desired} (was {current.desired_capacity})"
-    min_size = min(current.min_size, desired)
-    max_size = max(current.max_size, desired)
-    autoscaling.update_auto_scaling_group(
-        AutoScalingGroupName=asg_name, MinSize=min_size, MaxSize=max_size, DesiredCapacity=desired
-    )
-    return (
-        f"desired {desired} (was {current.desired_capacity}; bounds {current.min_size}..."
-        f"{current.max_size} widened to {min_size}..{max_size})"
-    )
 
 
 @dataclass(frozen=True)
@@ -250,10 +116,10 @@ def report(result: BlockGroupRun) -> None:
         result.group.group,
         result.group.reservation_id,
         result.block.state,
-        _iso(result.block.end),
+        iso_minute(result.block.end),
         result.group.asg_name,
         result.capacity,
-        f"{_iso(window.start)}..{_iso(window.end)}" if window else "none",
+        f"{iso_minute(window.start)}..{iso_minute(window.end)}" if window else "none",
         result.maintenance,
         result.decision.reason,
     )

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpucluster.agents import capacity_controller as cc
+from gpucluster.agents import block_decision
 from tests.capacity.fakes import END, GRACE, LEAD, START
 
 EC2_STATES = [
@@ -30,25 +30,25 @@ EC2_STATES = [
 
 
 def test_deployed_after_the_block_began_runs_the_full_count():
-    decision = cc.decide(START + timedelta(days=3), "active", START, END, 8, GRACE)
+    decision = block_decision.decide(START + timedelta(days=3), "active", START, END, 8, GRACE)
     assert decision.desired_capacity == 8
     assert decision.maintenance_start == END - GRACE
 
 
 def test_extended_block_keeps_nodes_past_the_old_end():
     now = END - timedelta(minutes=40)
-    assert cc.decide(now, "active", START, END, 8, GRACE).desired_capacity == 8
+    assert block_decision.decide(now, "active", START, END, 8, GRACE).desired_capacity == 8
     # Past the old scale-in point, only the extension keeps the nodes.
     later = END - timedelta(minutes=20)
-    assert cc.decide(later, "active", START, END, 8, GRACE).desired_capacity == 0
-    extended = cc.decide(later, "active", START, END + timedelta(days=7), 8, GRACE)
+    assert block_decision.decide(later, "active", START, END, 8, GRACE).desired_capacity == 0
+    extended = block_decision.decide(later, "active", START, END + timedelta(days=7), 8, GRACE)
     assert extended.desired_capacity == 8
     assert extended.maintenance_start == END + timedelta(days=7) - GRACE
 
 
 @pytest.mark.parametrize("state", ["expired", "cancelled", "payment-failed", "failed"])
 def test_a_dead_block_scales_to_zero_without_maintenance(state):
-    decision = cc.decide(START + timedelta(days=1), state, START, END, 8, GRACE)
+    decision = block_decision.decide(START + timedelta(days=1), state, START, END, 8, GRACE)
     assert decision.desired_capacity == 0
     assert decision.maintenance_start is None
     assert state in decision.reason
@@ -56,29 +56,29 @@ def test_a_dead_block_scales_to_zero_without_maintenance(state):
 
 @pytest.mark.parametrize("state", ["scheduled", "payment-pending"])
 def test_an_upcoming_block_has_no_nodes_but_its_maintenance_window(state):
-    decision = cc.decide(START - timedelta(days=2), state, START, END, 8, GRACE)
+    decision = block_decision.decide(START - timedelta(days=2), state, START, END, 8, GRACE)
     assert decision.desired_capacity == 0
     assert decision.maintenance_start == END - GRACE
 
 
 def test_the_clock_crossing_end_minus_35_minutes_scales_in():
-    just_before = cc.decide(END - LEAD - timedelta(seconds=1), "active", START, END, 2, GRACE)
-    at = cc.decide(END - LEAD, "active", START, END, 2, GRACE)
+    just_before = block_decision.decide(END - LEAD - timedelta(seconds=1), "active", START, END, 2, GRACE)
+    at = block_decision.decide(END - LEAD, "active", START, END, 2, GRACE)
     assert just_before.desired_capacity == 2
     assert at.desired_capacity == 0
     assert "scale-in" in at.reason
 
 
 def test_an_expired_block_past_its_end_has_no_window_even_if_ec2_lags():
-    decision = cc.decide(END + timedelta(minutes=1), "active", START, END, 2, GRACE)
-    assert decision == cc.Decision(0, None, decision.reason)
+    decision = block_decision.decide(END + timedelta(minutes=1), "active", START, END, 2, GRACE)
+    assert decision == block_decision.Decision(0, None, decision.reason)
 
 
 def test_decide_refuses_naive_times_and_a_grace_shorter_than_the_scale_in_lead():
     with pytest.raises(ValueError, match="time zone"):
-        cc.decide(datetime(2026, 12, 12), "active", START, END, 2, GRACE)
+        block_decision.decide(datetime(2026, 12, 12), "active", START, END, 2, GRACE)
     with pytest.raises(ValueError, match="scale-in lead"):
-        cc.decide(START, "active", START, END, 2, timedelta(minutes=34))
+        block_decision.decide(START, "active", START, END, 2, timedelta(minutes=34))
 
 
 moments = st.datetimes(
@@ -108,7 +108,7 @@ def test_nodes_run_only_while_active_and_more_than_35_minutes_from_the_end(
 ):
     end = start + length
     now = end + timedelta(seconds=offset)
-    decision = cc.decide(now, state, start, end, count, grace)
+    decision = block_decision.decide(now, state, start, end, count, grace)
     assert decision.desired_capacity in (0, count)
     if decision.desired_capacity > 0:
         assert state == "active"
@@ -129,10 +129,10 @@ def test_nodes_run_only_while_active_and_more_than_35_minutes_from_the_end(
 )
 def test_no_flapping_in_time_and_an_extension_never_shrinks_the_group(first, step, state, length, extension):
     end = START + length
-    earlier = cc.decide(first, state, START, end, 4, GRACE)
-    later = cc.decide(first + step, state, START, end, 4, GRACE)
+    earlier = block_decision.decide(first, state, START, end, 4, GRACE)
+    later = block_decision.decide(first + step, state, START, end, 4, GRACE)
     assert later.desired_capacity <= earlier.desired_capacity
-    extended = cc.decide(first, state, START, end + extension, 4, GRACE)
+    extended = block_decision.decide(first, state, START, end + extension, 4, GRACE)
     assert extended.desired_capacity >= earlier.desired_capacity
     # The same facts give the same decision: a second run has nothing new to do.
-    assert cc.decide(first, state, START, end, 4, GRACE) == earlier
+    assert block_decision.decide(first, state, START, end, 4, GRACE) == earlier
