@@ -112,14 +112,14 @@ def run_nccl_job(
 def test_efa_check_passes_every_node_with_a_pingpong_between_them(cluster, jobs, stubs):
     job, submit_dir = submit(cluster, jobs["efa-check"], path=[stubs["tools"]])
     state, out = finished(cluster, job, submit_dir)
-    assert state == "COMPLETED", out
+    logs = sorted((submit_dir / f"efa-check-{job}").glob("pingpong-*.log"))
+    assert state == "COMPLETED", (out, {log.name: log.read_text() for log in logs})
     checks = [c for c in map(parse_efa_check_line, out.splitlines()) if c is not None]
     assert sorted(c.node for c in checks) == sorted(cluster.nodes)
     expected_efa = expected_efa_devices(cluster)
     for check in checks:
         assert check.ok and check.efa_devices == check.expected_efa_devices == expected_efa, check
         assert check.gpus == 8
-    logs = sorted((submit_dir / f"efa-check-{job}").glob("pingpong-*.log"))
     assert len(logs) == 2 and all("MB/sec" in log.read_text() for log in logs), (logs, out)
 
 
@@ -148,6 +148,10 @@ def test_efa_check_names_the_pair_of_a_failed_pingpong_and_drains_neither(cluste
     assert checks[first].ok and checks[first].pingpong_failed_with == (second,), out
     assert checks[second].ok and checks[second].pingpong_failed_with == (first,), out
     assert "fi_pingpong failed between" in out and "scontrol update" not in out
+    why = "fi_pingpong: fi_getinfo(): -61 (No data available)"
+    for end in ("server", "client"):
+        said = next(line for line in out.splitlines() if f"{first} <- {second} failed; {end} said: " in line)
+        assert why in said, out
     output = next(submit_dir.glob("*.out"))
     result = CliRunner().invoke(app, ["gate", str(output)])
     assert result.exit_code == 1 and "scontrol" not in result.output, result.output
