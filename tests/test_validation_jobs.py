@@ -18,7 +18,7 @@ from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
 from gpucluster.efa import efa_count
 from gpucluster.gate import jobs
-from gpucluster.gate.job_output import EfaCheck, parse_efa_check_line, parse_pair_line
+from gpucluster.gate.job_output import parse_efa_check_line, parse_pair_line
 from gpucluster.gate.jobs import (
     JOB_NAMES,
     JOBS_DIR,
@@ -255,48 +255,6 @@ def test_render_writes_every_job_executable(tmp_path: Path) -> None:
             path = tmp_path / "bundle" / "files" / "login" / job_path(group.name, job).lstrip("/")
             assert path.read_text() == render_job(cfg, group, job)
             assert path.stat().st_mode & 0o111
-
-
-# The efa-check job after its node probe: NODES are the job's nodes, each with 8 GPUs and
-# its EFA devices seen; scontrol fails (a node missing from Slurm's table, or slurmctld down).
-FAKE_EFA_CHECK = """
-job_nodes() { printf '%s\\n' ${NODES}; }
-scontrol() { return 1; }
-OUT_DIR="$PWD"
-for node in ${NODES}; do GPUS_SEEN[${node}]=8; EFA_SEEN[${node}]="${EXPECTED_EFA}"; done
-pingpong_pairs
-report
-"""
-
-
-def _efa_check(tmp_path: Path, nodes: str) -> tuple[subprocess.CompletedProcess[str], dict[str, EfaCheck]]:
-    cfg = load_config(REPO / "examples" / "default.yaml")
-    script = render_job(cfg, cfg.compute_groups[0], "efa-check")
-    result = subprocess.run(
-        ["bash", "-c", f'source /dev/stdin <<<"$0"; {FAKE_EFA_CHECK}', script],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin", "NODES": nodes},
-    )
-    checks = [parse_efa_check_line(line) for line in result.stdout.splitlines()]
-    return result, {check.node: check for check in checks if check is not None}
-
-
-def test_efa_check_reports_a_node_scontrol_cannot_address_instead_of_exiting_silently(tmp_path: Path) -> None:
-    result, checks = _efa_check(tmp_path, "n1 n2")
-    assert result.returncode == 1, result.stdout + result.stderr
-    assert set(checks) == {"n1", "n2"}, result.stdout + result.stderr
-    assert not checks["n1"].ok and checks["n1"].reason == "no NodeAddr in scontrol"
-    assert checks["n2"].ok
-
-
-def test_efa_check_on_one_node_notes_the_missing_partner_without_failing_it(tmp_path: Path) -> None:
-    result, checks = _efa_check(tmp_path, "n1")
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert checks["n1"].ok and checks["n1"].pingpong_failed_with == ()
-    assert "note: no partner for fi_pingpong" in result.stdout
 
 
 def test_nccl_jobs_without_nccl_tests_settings_off_a_dlami_say_so(

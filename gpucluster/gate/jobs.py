@@ -48,7 +48,8 @@ TIME_LIMITS = {"efa-check": 15, "nccl-tests": 100, "nccl-pairwise": 60, "dcgm-di
 WAITS = {
     "PROBE_TIMEOUT": 30,
     "PINGPONG_TIMEOUT": 30,
-    "PINGPONG_CONNECT_ATTEMPTS": 10,
+    # Not a wait: how many efa-check pairs run at once (two job steps each).
+    "PINGPONG_PARALLEL": 64,
     "NCCL_RUN_TIMEOUT": 1200,
     # The first container start imports the image (several GB) into Enroot.
     "IMAGE_TIMEOUT": 600,
