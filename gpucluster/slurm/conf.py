@@ -184,8 +184,10 @@ def slurmd_conf_line(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
     `slurmd --conf` takes node-line syntax except NodeName and Port (slurmd(8), 22.05
     and 23.11). A type with a verified layout (catalog `gpu_sockets`) registers it as
     Sockets, CoresPerSocket and ThreadsPerCore: gres.conf's Cores= count cores in that
-    layout, and slurmctld refuses a node whose hardware has fewer (INVALID_REG, which the
-    bootstrap reports), so a binding never meets other hardware silently. Other types give
+    layout, and slurmctld refuses a node whose hardware has fewer ("INVALID_REG", "Low
+    socket*core*thread count": AWS PCS user guide, troubleshooting-invalid-registration),
+    which the bootstrap's registration wait reports, so a binding never meets other
+    hardware silently. Other types give
     no layout and slurmd reports what it detects. CPUs is never given: without the full
     layout it replaces the detected topology with one socket per CPU (seen on 22.05:
     "SocketsPerBoard=192:1(hw) CoresPerSocket=1:2(hw)"), and with it Slurm derives it.
