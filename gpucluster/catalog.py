@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from gpucluster.cpu_topology import VERIFIED, GpuSockets
+
 InterfaceType = Literal["interface", "efa", "efa-only"]
 
 
@@ -34,6 +36,8 @@ class InstanceType(BaseModel):
 
     name: str
     vcpus: int
+    # Physical cores (DefaultCores): what slurmd counts, and the bound on any gres.conf Cores=.
+    cores: int
     memory_mib: int
     gpu_count: int
     gpu_model: str
@@ -45,6 +49,9 @@ class InstanceType(BaseModel):
     capacity_block_supported: bool
     # GPUs joined by NVSwitch: the node must run NVIDIA Fabric Manager before CUDA works.
     nvswitch: bool
+    # Sockets, cores, threads and each GPU's socket, where a public source shows them
+    # (cpu_topology.VERIFIED); None: GPUs are not bound to cores.
+    gpu_sockets: GpuSockets | None = None
 
     @property
     def family(self) -> str:
@@ -67,15 +74,34 @@ class InstanceType(BaseModel):
         return self.gpu_model.lower()
 
 
+def _checked_topology(entry: dict[str, Any], gpu_count: int) -> GpuSockets | None:
+    """The verified topology of the entry's type, which must agree with what EC2 reports."""
+    name = entry["InstanceType"]
+    topology = VERIFIED.get(name)
+    if topology is None:
+        return None
+    vcpus = entry["VCpuInfo"]
+    reported = (vcpus["DefaultCores"], vcpus["DefaultThreadsPerCore"], gpu_count)
+    table = (topology.layout.cores, topology.layout.threads_per_core, len(topology.gpu_socket))
+    if reported != table:
+        raise ValueError(
+            f"cpu_topology.VERIFIED[{name}] has (cores, threads per core, GPUs) {table}, "
+            f"the catalog {reported}"
+        )
+    return topology
+
+
 def _parse(entry: dict[str, Any]) -> InstanceType:
     gpus = entry["GpuInfo"]["Gpus"][0]
     storage = entry.get("InstanceStorageInfo", {})
     network = entry["NetworkInfo"]
+    gpu_count = sum(g["Count"] for g in entry["GpuInfo"]["Gpus"])
     return InstanceType(
         name=entry["InstanceType"],
         vcpus=entry["VCpuInfo"]["DefaultVCpus"],
+        cores=entry["VCpuInfo"]["DefaultCores"],
         memory_mib=entry["MemoryInfo"]["SizeInMiB"],
-        gpu_count=sum(g["Count"] for g in entry["GpuInfo"]["Gpus"]),
+        gpu_count=gpu_count,
         gpu_model=gpus["Name"],
         gpu_memory_mib=gpus["MemoryInfo"]["SizeInMiB"],
         nvme_disks=sum(d["Count"] for d in storage.get("Disks", [])),
@@ -92,6 +118,7 @@ def _parse(entry: dict[str, Any]) -> InstanceType:
         ),
         capacity_block_supported=entry["CapacityBlockSupported"],
         nvswitch=entry["NvSwitch"],
+        gpu_sockets=_checked_topology(entry, gpu_count),
     )
 
 

@@ -149,3 +149,31 @@ def test_nvswitch_fact(name):
     assert info.nvswitch == (name in NVSWITCH_TYPES)
     if info.family.startswith("g"):
         assert not info.nvswitch
+
+
+def test_verified_topology_must_match_what_ec2_reports(monkeypatch):
+    """cpu_topology.VERIFIED is hand-written from public records; the catalog refuses an entry
+    whose core, thread or GPU count disagrees with DescribeInstanceTypes."""
+    from gpucluster import catalog as catalog_module
+    from gpucluster.cpu_topology import CpuLayout, GpuSockets
+
+    wrong = GpuSockets(
+        layout=CpuLayout(sockets=2, cores_per_socket=24, threads_per_core=2), gpu_socket=(0,) * 8
+    )
+    monkeypatch.setitem(catalog_module.VERIFIED, "p5.48xlarge", wrong)
+    with pytest.raises(
+        ValueError, match=r"VERIFIED\[p5.48xlarge\] has .* \(48, 2, 8\), the catalog \(96, 2, 8\)"
+    ):
+        catalog_module._parse(RAW["p5.48xlarge"])
+
+
+def test_verified_layouts_agree_with_the_catalog():
+    for name in CATALOG.names():
+        instance = CATALOG.get(name)
+        if instance.gpu_sockets is not None:
+            assert instance.gpu_sockets.layout.cores == instance.cores
+            assert (
+                instance.gpu_sockets.layout.cores * instance.gpu_sockets.layout.threads_per_core
+                == instance.vcpus
+            )
+            assert len(instance.gpu_sockets.gpu_socket) == instance.gpu_count

@@ -20,6 +20,7 @@ LAYERS: dict[str, int] = {
     "gpucluster.bad_input": 0,
     "gpucluster.tables": 0,
     "gpucluster.catalog": 0,
+    "gpucluster.cpu_topology": 0,
     "gpucluster.efa": 0,
     "gpucluster.agents.cluster_names": 0,
     # the config model and its reader, the names derived from it, the Jinja environment

@@ -21,6 +21,7 @@ from gpucluster import names
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
 from gpucluster.rendering import render
+from gpucluster.slurm.gres import gres_conf
 from gpucluster.slurm.health_probes import FABRIC_MANAGER_UNIT, KILL_GRACE_SECONDS, ProbeTimeouts
 
 # SPANNING_PARTITION and real_memory_mib stay importable from here, where callers name them.
@@ -181,16 +182,28 @@ def slurmd_conf_line(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
     """The `--conf` string a compute node of `group` passes to `slurmd -Z`.
 
     `slurmd --conf` takes node-line syntax except NodeName and Port (slurmd(8), 22.05
-    and 23.11). CPUs is left to `slurmd -C`: a CPUs value without the socket/core/thread
-    layout replaces the detected topology with one socket per CPU (seen on 22.05:
-    "SocketsPerBoard=192:1(hw) CoresPerSocket=1:2(hw)"), and the catalog has no socket
-    count to give the full layout. The instance's real topology is what slurmd detects.
+    and 23.11). A type with a verified layout (catalog `gpu_sockets`) registers it as
+    Sockets, CoresPerSocket and ThreadsPerCore: gres.conf's Cores= count cores in that
+    layout, and slurmctld refuses a node whose hardware has fewer ("INVALID_REG", "Low
+    socket*core*thread count": AWS PCS user guide, troubleshooting-invalid-registration),
+    which the bootstrap's registration wait reports, so a binding never meets other
+    hardware silently. Other types give
+    no layout and slurmd reports what it detects. CPUs is never given: without the full
+    layout it replaces the detected topology with one socket per CPU (seen on 22.05:
+    "SocketsPerBoard=192:1(hw) CoresPerSocket=1:2(hw)"), and with it Slurm derives it.
     """
     if group not in cfg.compute_groups:
         raise ValueError(f"compute group {group.name} is not part of cluster {cfg.name}")
     instance = group.instance
     features = f"{names.group_feature(group.name)},{instance.name}"
-    return f"Gres={gres(group)} Feature={features} RealMemory={real_memory_mib(group)}"
+    line = f"Gres={gres(group)} Feature={features} RealMemory={real_memory_mib(group)}"
+    if instance.gpu_sockets is None:
+        return line
+    layout = instance.gpu_sockets.layout
+    return (
+        f"{line} Sockets={layout.sockets} CoresPerSocket={layout.cores_per_socket} "
+        f"ThreadsPerCore={layout.threads_per_core}"
+    )
 
 
 # Slurm 22.05 and 23.02 could not fan controller pings and launches out through slurmd
@@ -217,28 +230,6 @@ def max_node_count(cfg: ClusterConfig) -> int:
     return MAX_NODE_COUNT_FACTOR * nodes + placeholders
 
 
-@dataclass(frozen=True)
-class _GresLine:
-    gpu_type: str
-    files: str
-
-
-def _gres_lines(cfg: ClusterConfig, site: SlurmSite) -> list[_GresLine]:
-    """One line per GPU type, as many devices as its largest node has.
-
-    slurmd takes a line's first N files for a node configured with N GPUs of that type
-    and ignores lines of other types (it logs "Ignoring extra GRES"), so one line serves
-    every group with that GPU, whatever its count.
-    """
-    counts: dict[str, int] = {}
-    for group in cfg.compute_groups:
-        instance = group.instance
-        counts[instance.slurm_gpu_type] = max(counts.get(instance.slurm_gpu_type, 0), instance.gpu_count)
-    return [
-        _GresLine(gpu_type, f"{site.gpu_device_prefix}[0-{count - 1}]") for gpu_type, count in counts.items()
-    ]
-
-
 def _scheduler_parameters(site: SlurmSite) -> str:
     parts = []
     if site.sched_interval is not None:
@@ -257,7 +248,7 @@ def render_slurm_files(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> Slu
         "max_node_count": max_node_count(cfg),
         "nodesets": [(nodeset(group), names.group_feature(group.name)) for group in cfg.compute_groups],
         "partitions": partitions(cfg),
-        "gres_lines": _gres_lines(cfg, site),
+        "gres": gres_conf(cfg, site.gpu_device_prefix),
         "plugstack_dir": plugstack_dir(site),
         "scheduler_parameters": _scheduler_parameters(site),
         "flat_tree": needs_flat_tree(cfg),

@@ -46,7 +46,8 @@ def test_nodes_register_idle_with_gpus_features_and_partitions(cluster: SlurmClu
         assert {row["partition"] for row in rows[name]} == {group.name, slurm_conf.SPANNING_PARTITION}
         for row in rows[name]:
             assert row["state"] == "idle"
-            assert row["gres"] == f"gpu:{group.instance.slurm_gpu_type}:8"
+            # (S:0-1): the GPUs are bound to cores on sockets 0 and 1 (gres.conf Cores=).
+            assert row["gres"] == f"gpu:{group.instance.slurm_gpu_type}:8(S:0-1)"
             assert row["features"].split(",") == [group.name, group.instance_type]
         info = cluster.node_info(name)
         assert "DYNAMIC_NORM" in node_states(info)

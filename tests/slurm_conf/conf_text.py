@@ -38,3 +38,15 @@ def with_group(instance_type: str) -> ClusterConfig:
     raw = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())
     raw["compute_groups"][0]["instance_type"] = instance_type
     return ClusterConfig.model_validate(raw)
+
+
+def with_groups(*instance_types: str) -> ClusterConfig:
+    """The default example with one on-demand group per type (Capacity Blocks are not sold
+    for every type), named g0, g1, ..."""
+    raw = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())
+    template = raw["compute_groups"][0]
+    raw["compute_groups"] = [
+        {**template, "name": f"g{index}", "instance_type": instance_type, "capacity": {"type": "on-demand"}}
+        for index, instance_type in enumerate(instance_types)
+    ]
+    return ClusterConfig.model_validate(raw)

@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import pytest
 
+from gpucluster.catalog import load_catalog
 from gpucluster.config.loader import load_config
 from gpucluster.slurm import conf as slurm_conf
 from tests.conftest import REPO
-from tests.slurm_conf.conf_text import with_group
+from tests.slurm_conf.conf_text import with_group, with_groups
 
 
 class TestSlurmdConfLine:
     @pytest.mark.parametrize(
         ("instance_type", "expected"),
         [
-            ("p5.48xlarge", "Gres=gpu:h100:8 Feature=gpu,p5.48xlarge RealMemory=1992294"),
+            (
+                "p5.48xlarge",
+                "Gres=gpu:h100:8 Feature=gpu,p5.48xlarge RealMemory=1992294 "
+                "Sockets=2 CoresPerSocket=48 ThreadsPerCore=2",
+            ),
+            (
+                "p4d.24xlarge",
+                "Gres=gpu:a100:8 Feature=gpu,p4d.24xlarge RealMemory=1120665 "
+                "Sockets=2 CoresPerSocket=24 ThreadsPerCore=2",
+            ),
             ("p5en.48xlarge", "Gres=gpu:h200:8 Feature=gpu,p5en.48xlarge RealMemory=1992294"),
             ("p6-b200.48xlarge", "Gres=gpu:b200:8 Feature=gpu,p6-b200.48xlarge RealMemory=1992294"),
         ],
@@ -32,9 +42,32 @@ class TestSlurmdConfLine:
         for group in example.compute_groups:
             line = slurm_conf.slurmd_conf_line(example, group)
             fields = dict(item.split("=", 1) for item in line.split())
-            assert set(fields) == {"Gres", "Feature", "RealMemory"}
+            layout = {"Sockets", "CoresPerSocket", "ThreadsPerCore"}
+            assert set(fields) == {"Gres", "Feature", "RealMemory"} | (
+                layout if group.instance.gpu_sockets is not None else set()
+            )
             assert fields["Gres"] == f"gpu:{group.instance.slurm_gpu_type}:{group.instance.gpu_count}"
             assert fields["Feature"].split(",") == [group.name, group.instance_type]
+
+    @pytest.mark.parametrize("instance_type", load_catalog().names())
+    def test_layout_is_registered_exactly_where_gres_conf_can_bind(self, instance_type):
+        """Cores= count cores in the catalog's layout; a node registers that layout, so that
+        slurmctld holds the node to it. Types without a verified layout let slurmd detect."""
+        cfg = with_groups(instance_type)
+        fields = dict(
+            item.split("=", 1) for item in slurm_conf.slurmd_conf_line(cfg, cfg.compute_groups[0]).split()
+        )
+        topology = cfg.compute_groups[0].instance.gpu_sockets
+        if topology is None:
+            assert not {"Sockets", "CoresPerSocket", "ThreadsPerCore", "CPUs"} & set(fields)
+        else:
+            layout = topology.layout
+            assert (fields["Sockets"], fields["CoresPerSocket"], fields["ThreadsPerCore"]) == (
+                str(layout.sockets),
+                str(layout.cores_per_socket),
+                str(layout.threads_per_core),
+            )
+            assert "CPUs" not in fields
 
     def test_group_of_another_cluster_is_refused(self):
         cfg = load_config(REPO / "examples" / "default.yaml")
