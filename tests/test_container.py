@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from gpucluster.cli import app
 from gpucluster.config.loader import load_config
 from gpucluster.container.dockerfile import FORBIDDEN_VARIABLES, LIBRARY_DIRS, render_dockerfile
+from gpucluster.gate.jobs import CONTAINER_NCCL_TESTS_DIR
 from tests.conftest import EXAMPLES
 
 HADOLINT = Path(sys.executable).parent / "hadolint"
@@ -129,3 +130,37 @@ def test_usage_errors_exit_2_with_one_line(tmp_path: Path) -> None:
     helped = CliRunner().invoke(app, ["container", "render", "-h"])
     assert helped.exit_code == 0
     assert "--config CONFIG" in helped.output and "-o, --output DIR" in helped.output
+
+
+def test_nccl_tests_are_built_from_a_verified_tarball_where_the_gate_looks(example: Path) -> None:
+    cfg = load_config(example)
+    software = cfg.software
+    steps = instructions(render_dockerfile(cfg))
+    assert f"ARG NCCL_TESTS_VERSION={software.nccl_tests_version}" in steps
+    assert f"ARG NCCL_TESTS_SHA256={software.nccl_tests_sha256}" in steps
+    [build] = [step for step in steps if "MPI=1" in step]
+    commands = [command.strip() for command in build.removeprefix("RUN ").split("&&")]
+    download = next(i for i, c in enumerate(commands) if c.startswith("curl "))
+    check = next(i for i, c in enumerate(commands) if "sha256sum -c" in c)
+    unpack = next(i for i, c in enumerate(commands) if c.startswith("tar "))
+    make = next(i for i, c in enumerate(commands) if c.startswith("make "))
+    assert (
+        '"https://github.com/NVIDIA/nccl-tests/archive/refs/tags/v${NCCL_TESTS_VERSION}.tar.gz"'
+        in commands[download]
+    )
+    assert '"${NCCL_TESTS_SHA256}  nccl-tests-${NCCL_TESTS_VERSION}.tar.gz"' in commands[check]
+    assert download < check < unpack < make
+    # The validation jobs run nccl-tests in a container from this directory.
+    assert f"BUILDDIR={CONTAINER_NCCL_TESTS_DIR}" in commands[make]
+    assert "MPI_HOME=/opt/hpcx/ompi" in commands[make]
+    assert commands[make + 1] == f"test -x {CONTAINER_NCCL_TESTS_DIR}/all_reduce_perf"
+    assert CONTAINER_NCCL_TESTS_DIR == "/opt/nccl-tests/build"
+
+
+def test_a_new_nccl_tests_version_needs_its_own_checksum(tmp_path: Path) -> None:
+    config = tmp_path / "bumped.yaml"
+    config.write_text(EXAMPLES[0].read_text() + "software:\n  nccl_tests_version: 2.20.0\n")
+    result = render_cli("--config", str(config), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert "software.nccl_tests_sha256" in result.output
+    assert "set it to the sha256 published for the new version" in result.output
