@@ -128,3 +128,12 @@ def test_an_image_with_shell_syntax_is_refused_in_the_config(tmp_path: Path) -> 
     with pytest.raises(BadInput) as info:
         load_config(_with_software(tmp_path, "  training_image: 'train:v1;reboot'\n"))
     assert "software.training_image" in str(info.value)
+
+
+def test_the_job_says_whether_the_other_jobs_use_the_file(tmp_path: Path) -> None:
+    cfg = load_config(_with_software(tmp_path, f"  training_image: {ECR}\n  image_dir: /fsx/images\n"))
+    script = render_import_image(cfg)
+    default = _bash(script, f"IMAGE='{ECR}' IMAGE_DIR=/fsx/images report_default /fsx/images/train+v1.sqsh")
+    assert "the nccl and torchrun jobs run in it by default" in default.stdout
+    other = _bash(script, "IMAGE=other:v2 IMAGE_DIR=/fsx/images report_default /fsx/images/other+v2.sqsh")
+    assert "NCCL_TESTS_CONTAINER=/fsx/images/other+v2.sqsh or TRAIN_CONTAINER_IMAGE=" in other.stdout

@@ -133,6 +133,7 @@ def test_import_once_then_the_gate_job_runs_in_the_imported_squashfs(cluster):
     state, out = finished(cluster, job_id, submit_dir)
     assert state == "COMPLETED", out
     assert run.sqsh.is_file() and f"imported {IMAGE}: {run.sqsh}" in out
+    assert "the nccl and torchrun jobs run in it by default (software.training_image)" in out
 
     state, out = _nccl_tests(cluster, run)
     assert state == "COMPLETED", out
