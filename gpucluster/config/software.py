@@ -76,7 +76,8 @@ class SoftwareConfig(StrictModel):
         description=(
             "Image the import-image job turns into one squashfs for every node, as Enroot names it: "
             "[USER@][REGISTRY#]IMAGE[:TAG], e.g. 123456789012.dkr.ecr.us-east-2.amazonaws.com#train:v1. "
-            "Registry credentials come from the user's enroot credentials file, never from here."
+            "Registry credentials come from the user's enroot credentials file, never from here. "
+            "Set, the nccl and torchrun jobs run in its squashfs (<image_dir>/<name>.sqsh) by default."
         ),
     )
     image_dir: str | None = Field(
