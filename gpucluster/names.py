@@ -10,6 +10,8 @@ values from the stateful Storage stack.
 
 from __future__ import annotations
 
+import re
+
 from gpucluster.agents import cluster_names
 from gpucluster.agents.cluster_names import AGENT_ENV_FILE as AGENT_ENV_FILE
 from gpucluster.agents.cluster_names import CLUSTER_SETTING as CLUSTER_SETTING
@@ -133,3 +135,40 @@ def head_image_parameter(cfg: ClusterConfig) -> str:
 def role_name_prefix(cfg: ClusterConfig) -> str:
     """IAM role names of the cluster's nodes start with this; the munge secret trusts it."""
     return f"gpucluster-{cfg.name}-{cfg.region}-"
+
+
+# Imported training images live here under the FSx mount point when software.image_dir is null.
+IMAGE_SUBDIR = "containers"
+SQUASHFS_SUFFIX = ".sqsh"
+# What the name keeps of an image reference: the part after the registry's '#', every other
+# character (/ : @) turned into '+', as enroot import names a file without -o.
+_SQUASHFS_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def squashfs_name(image: str) -> str:
+    """[USER@]REGISTRY#REPO/NAME:TAG -> REPO+NAME+TAG.sqsh: one file per image and tag.
+
+    The import job renders this name; it computes the same name in shell (its function
+    squashfs_name) only for an image passed on its command line, and
+    tests/test_import_image_job.py checks the two agree."""
+    reference = image.split("#", 1)[1] if "#" in image else image
+    return _SQUASHFS_UNSAFE.sub("+", reference) + SQUASHFS_SUFFIX
+
+
+def image_dir(cfg: ClusterConfig) -> str:
+    """Where imported images live: software.image_dir, else under the FSx mount point, else
+    nowhere (the import job then asks for IMAGE_DIR)."""
+    fsx = cfg.storage.fsx_lustre
+    if cfg.software.image_dir:
+        return cfg.software.image_dir
+    return f"{fsx.mount_point}/{IMAGE_SUBDIR}" if fsx is not None else ""
+
+
+def training_squashfs(cfg: ClusterConfig) -> str:
+    """The squashfs the import job writes for software.training_image, which the validation
+    and torchrun jobs run in by default; empty without a training image."""
+    image = cfg.software.training_image
+    directory = image_dir(cfg)
+    if not image or not directory:
+        return ""
+    return f"{directory}/{squashfs_name(image)}"

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from gpucluster.cli import app
 from gpucluster.config.loader import load_config
 from gpucluster.container.dockerfile import FORBIDDEN_VARIABLES, LIBRARY_DIRS, render_dockerfile
+from gpucluster.gate.jobs import CONTAINER_NCCL_TESTS_DIR
 from tests.conftest import EXAMPLES
 
 HADOLINT = Path(sys.executable).parent / "hadolint"
@@ -60,16 +61,29 @@ def test_hadolint_sees_a_bad_dockerfile(tmp_path: Path) -> None:
     assert lint.returncode != 0 and "DL3006" in lint.stdout and "DL3003" in lint.stdout
 
 
-def test_the_installer_is_checksum_verified_before_it_runs(example: Path) -> None:
-    cfg = load_config(example)
-    software = cfg.software
+def pinned_download(cfg, arg: str, version: str, sha256: str, marker: str) -> tuple[list[str], int, int]:
+    """The one RUN holding `marker` as its && commands, after checking the version and checksum
+    ARGs (ARG_VERSION, ARG_SHA256) hold the config's pins; with where it checks the download's
+    sha256 and where it unpacks it."""
     steps = instructions(render_dockerfile(cfg))
-    assert f"ARG EFA_INSTALLER_VERSION={software.efa_installer_version}" in steps
-    assert f"ARG EFA_INSTALLER_SHA256={software.efa_installer_sha256}" in steps
-    [install] = [step for step in steps if "efa_installer.sh" in step]
-    commands = [command.strip() for command in install.removeprefix("RUN ").split("&&")]
+    assert f"ARG {arg}_VERSION={version}" in steps
+    assert f"ARG {arg}_SHA256={sha256}" in steps
+    [step] = [step for step in steps if marker in step]
+    commands = [command.strip() for command in step.removeprefix("RUN ").split("&&")]
     check = next(i for i, c in enumerate(commands) if "sha256sum -c" in c)
     unpack = next(i for i, c in enumerate(commands) if c.startswith("tar "))
+    return commands, check, unpack
+
+
+def test_the_installer_is_checksum_verified_before_it_runs(example: Path) -> None:
+    software = load_config(example).software
+    commands, check, unpack = pinned_download(
+        load_config(example),
+        "EFA_INSTALLER",
+        software.efa_installer_version,
+        software.efa_installer_sha256,
+        "efa_installer.sh",
+    )
     run = next(i for i, c in enumerate(commands) if c.startswith("./efa_installer.sh"))
     assert '"${EFA_INSTALLER_SHA256}  aws-efa-installer-${EFA_INSTALLER_VERSION}.tar.gz"' in commands[check]
     assert check < unpack < run
@@ -102,12 +116,19 @@ def test_base_image_tag_and_digest_come_from_the_config(tmp_path: Path) -> None:
     assert steps[-3:-1] == ["WORKDIR /workspace/train", "COPY . /workspace/train"]
 
 
-def test_a_new_installer_version_needs_its_own_checksum(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("version", "checksum"),
+    [
+        ("efa_installer_version: 1.51.0", "efa_installer_sha256"),
+        ("nccl_tests_version: 2.20.0", "nccl_tests_sha256"),
+    ],
+)
+def test_a_new_download_version_needs_its_own_checksum(tmp_path: Path, version: str, checksum: str) -> None:
     config = tmp_path / "bumped.yaml"
-    config.write_text(EXAMPLES[0].read_text() + "software:\n  efa_installer_version: 1.51.0\n")
+    config.write_text(EXAMPLES[0].read_text() + f"software:\n  {version}\n")
     result = render_cli("--config", str(config), "-o", str(tmp_path / "out"))
     assert result.exit_code == 2
-    assert "software.efa_installer_sha256" in result.output
+    assert f"software.{checksum}" in result.output
     assert "set it to the sha256 published for the new version" in result.output
 
 
@@ -129,3 +150,23 @@ def test_usage_errors_exit_2_with_one_line(tmp_path: Path) -> None:
     helped = CliRunner().invoke(app, ["container", "render", "-h"])
     assert helped.exit_code == 0
     assert "--config CONFIG" in helped.output and "-o, --output DIR" in helped.output
+
+
+def test_nccl_tests_are_built_from_a_verified_tarball_where_the_gate_looks(example: Path) -> None:
+    software = load_config(example).software
+    commands, check, unpack = pinned_download(
+        load_config(example), "NCCL_TESTS", software.nccl_tests_version, software.nccl_tests_sha256, "MPI=1"
+    )
+    download = next(i for i, c in enumerate(commands) if c.startswith("curl "))
+    make = next(i for i, c in enumerate(commands) if c.startswith("make "))
+    assert (
+        '"https://github.com/NVIDIA/nccl-tests/archive/refs/tags/v${NCCL_TESTS_VERSION}.tar.gz"'
+        in commands[download]
+    )
+    assert '"${NCCL_TESTS_SHA256}  nccl-tests-${NCCL_TESTS_VERSION}.tar.gz"' in commands[check]
+    assert download < check < unpack < make
+    # The validation jobs run nccl-tests in a container from this directory.
+    assert f"BUILDDIR={CONTAINER_NCCL_TESTS_DIR}" in commands[make]
+    assert "MPI_HOME=/opt/hpcx/ompi" in commands[make]
+    assert commands[make + 1] == f"test -x {CONTAINER_NCCL_TESTS_DIR}/all_reduce_perf"
+    assert CONTAINER_NCCL_TESTS_DIR == "/opt/nccl-tests/build"

@@ -40,6 +40,11 @@ _BUNDLE_KEY_COPY = re.compile(r"hnb659fds|[\"'/]bundle\.tar\.gz[\"']|\{digest\}\
 _AGENT_SETTING_COPY = re.compile(r"[\"'$]GPUCLUSTER_(?:CLUSTER|REGION)\b|^GPUCLUSTER_(?:CLUSTER|REGION)=")
 _BOOTSTRAP_LOG_COPY = re.compile(r"/var/log/gpucluster-bootstrap\.log")
 _AGENT_ENV_FILE_COPY = re.compile(r"/etc/gpucluster/agents\.env")
+# The imported image's file name: the .sqsh suffix glued to a value, or the rule that turns
+# other characters into '+'.
+_SQUASHFS_NAME_COPY = re.compile(
+    r"""[}]\.sqsh|%s\.sqsh|["']\.sqsh["']|\[\^A-Za-z0-9\._-\](?:/\+|["'],\s*["']\+)"""
+)
 
 # systemd reads its units as they are, so they name the agents' settings file literally;
 # tests/capacity/test_units.py and tests/test_node_cleanup.py check it equals the constant.
@@ -100,6 +105,20 @@ FORMATS = {
         PRODUCTION_DIRS,
         {"gpucluster/bootstrap/node_logs.py"},
         ["exec > >(tee -a /var/log/gpucluster-bootstrap.log | logger -t gpucluster -s 2>/dev/console) 2>&1"],
+    ),
+    # The import job keeps a shell copy for an image given on its command line;
+    # tests/test_import_image_job.py checks it agrees with gpucluster.names.squashfs_name.
+    "imported image file name": (
+        _SQUASHFS_NAME_COPY,
+        PRODUCTION_DIRS,
+        {"gpucluster/names.py", "templates/jobs/import-image.sbatch.j2"},
+        [
+            "printf '%s.sqsh\\n' \"${ref//[^A-Za-z0-9._-]/+}\"",
+            'final="${IMAGE_DIR}/${name}.sqsh"',
+            'return f"{image_dir(cfg)}/{reference}.sqsh"',
+            'sqsh = directory + "/" + name + ".sqsh"',
+            're.sub(r"[^A-Za-z0-9._-]", "+", image.split("#")[-1])',
+        ],
     ),
     "agents' settings file": (
         _AGENT_ENV_FILE_COPY,

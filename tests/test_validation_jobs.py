@@ -159,13 +159,13 @@ def test_settings_render_and_reject_unsafe_values() -> None:
     group = cfg.compute_groups[0]
     default = render_job(cfg, group, "nccl-tests")
     assert 'CONFIGURED_TESTS_DIR="${NCCL_TESTS_DIR:-}"' in default
-    assert 'CONTAINER_IMAGE="${NCCL_TESTS_CONTAINER:-}"' in default
+    assert 'CONTAINER_IMAGE="${NCCL_TESTS_CONTAINER-}"' in default
     image = "nvcr.io#nvidia/pytorch:25.06-py3"
     settings = {"nccl_tests_dir": "/opt/nccl-tests/build", "container_image": image}
     custom = cfg.model_copy(update={"validation": cfg.validation.model_validate(settings)})
     rendered = render_job(custom, group, "nccl-tests")
     assert 'CONFIGURED_TESTS_DIR="${NCCL_TESTS_DIR:-/opt/nccl-tests/build}"' in rendered
-    assert f'CONTAINER_IMAGE="${{NCCL_TESTS_CONTAINER:-{image}}}"' in rendered
+    assert f'CONTAINER_IMAGE="${{NCCL_TESTS_CONTAINER-{image}}}"' in rendered
     unsafe = ({"nccl_tests_dir": "relative"}, {"nccl_tests_dir": "/a b"}, {"container_image": "x;rm -rf /"})
     for bad in unsafe:
         with pytest.raises(ValidationError):

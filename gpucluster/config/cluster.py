@@ -106,6 +106,13 @@ class ClusterConfig(StrictModel):
                         "storage.fsx_lustre.efa",
                         f"EFA-enabled FSx needs EFA clients, but group {group.name} has efa: false",
                     )
+        if self.software.training_image and not self.software.image_dir and fsx is None:
+            # The imported squashfs must sit where every node reads it.
+            raise fail_at(
+                "software.image_dir",
+                "software.training_image is set but there is no shared directory for its squashfs; "
+                "set software.image_dir (e.g. /home/images) or add storage.fsx_lustre",
+            )
         return self
 
     def warnings(self) -> list[str]:

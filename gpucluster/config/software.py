@@ -1,5 +1,5 @@
 """`software:`: the Slurm release, the pinned Enroot, Pyxis and Lustre-repository downloads, and
-the training image's recipe (NGC base image, EFA installer) and where its squashfs lives."""
+the training image's recipe (NGC base image, EFA installer, nccl-tests) and where its squashfs lives."""
 
 from __future__ import annotations
 
@@ -58,12 +58,26 @@ class SoftwareConfig(StrictModel):
         "3506354cdfbe31ff552fe75f5d0d9bb7efd29cf79bd99457347d29c751c38f9f",
         "aws-efa-installer-<version>.tar.gz",
     )
+    # No published checksum: this is the sha256 of GitHub's archive of tag v2.19.6, reproduced
+    # as `git archive --prefix=nccl-tests-2.19.6/ v2.19.6 | gzip -n` (the same method gives
+    # the published pyxis 0.24.0 archive checksum above).
+    nccl_tests_version: str = Field(
+        default="2.19.6",
+        description=(
+            "nccl-tests release the training image builds for the validation jobs (2.19+ writes -J JSON)."
+        ),
+    )
+    nccl_tests_sha256: Sha256 = _pinned(
+        "adbd3d27ba6c00bd7b7cf98cc8811c6ad860427ecd5de59527466b21472c0d93",
+        "the nccl-tests v<version> source tarball (GitHub archive of the tag)",
+    )
     training_image: str | None = Field(
         default=None,
         description=(
             "Image the import-image job turns into one squashfs for every node, as Enroot names it: "
             "[USER@][REGISTRY#]IMAGE[:TAG], e.g. 123456789012.dkr.ecr.us-east-2.amazonaws.com#train:v1. "
-            "Registry credentials come from the user's enroot credentials file, never from here."
+            "Registry credentials come from the user's enroot credentials file, never from here. "
+            "Set, the nccl and torchrun jobs run in its squashfs (<image_dir>/<name>.sqsh) by default."
         ),
     )
     image_dir: str | None = Field(
@@ -114,7 +128,7 @@ class SoftwareConfig(StrictModel):
             raise fail("path", f"'{value}' must be an absolute path of letters, digits, ._-/")
         return value
 
-    @field_validator("enroot_version", "pyxis_version", "efa_installer_version")
+    @field_validator("enroot_version", "pyxis_version", "efa_installer_version", "nccl_tests_version")
     @classmethod
     def _semver(cls, value: str) -> str:
         if not re.match(r"^\d+\.\d+\.\d+$", value):
@@ -128,6 +142,7 @@ class SoftwareConfig(StrictModel):
             ("enroot_version", ("enroot_sha256", "enroot_caps_sha256")),
             ("pyxis_version", ("pyxis_sha256",)),
             ("efa_installer_version", ("efa_installer_sha256",)),
+            ("nccl_tests_version", ("nccl_tests_sha256",)),
         )
         fields = type(self).model_fields
         for version_field, checksum_fields in pins:

@@ -35,8 +35,9 @@ class ValidationConfig(BaseModel):
     container_image: str | None = Field(
         default=None,
         description=(
-            "Run nccl-tests in this image through Pyxis (srun --container-image); null runs the "
-            "DLAMI's binaries with its Open MPI."
+            "Run nccl-tests in this image through Pyxis (srun --container-image); null runs them in "
+            "the imported squashfs of software.training_image when that is set, else the DLAMI's "
+            "binaries with its Open MPI."
         ),
     )
     mpi_home: str = Field(

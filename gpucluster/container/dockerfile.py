@@ -25,6 +25,13 @@ LIBRARY_DIRS = (f"{OFI_NCCL_DIR}/lib", f"{OFI_NCCL_DIR}/lib/x86_64-linux-gnu", f
 # libnccl-net-ofi.so in containers.
 NCCL_NET_PLUGIN = "ofi"
 CODE_DIR = "/workspace/train"
+# nccl-tests for the validation jobs, which look for them here in a container
+# (validation.nccl_tests_dir's container default; gpucluster.gate.jobs). Built against the
+# base image's own Open MPI (HPC-X), so srun --mpi=pmix starts them like any NGC program.
+NCCL_TESTS_BUILD_DIR = "/opt/nccl-tests/build"
+NCCL_TESTS_URL_BASE = "https://github.com/NVIDIA/nccl-tests/archive/refs/tags"
+NGC_MPI_HOME = "/opt/hpcx/ompi"
+CUDA_HOME = "/usr/local/cuda"
 # Variables that force legacy behaviour and hurt current libfabric / aws-ofi-nccl: the recipe
 # never sets them (tests/test_container.py fails if one appears).
 FORBIDDEN_VARIABLES = ("FI_EFA_USE_DEVICE_RDMA", "NCCL_PROTO", "NCCL_BUFFSIZE", "RDMAV_")
@@ -41,6 +48,16 @@ class EfaInstaller:
     plugin_file: str = f"libnccl-net-{NCCL_NET_PLUGIN}.so"
 
 
+@dataclass(frozen=True)
+class NcclTests:
+    version: str
+    sha256: str
+    url_base: str = NCCL_TESTS_URL_BASE
+    build_dir: str = NCCL_TESTS_BUILD_DIR
+    mpi_home: str = NGC_MPI_HOME
+    cuda_home: str = CUDA_HOME
+
+
 def base_image(cfg: ClusterConfig) -> str:
     """nvcr.io/nvidia/pytorch:TAG, and @sha256:DIGEST when the config pins one."""
     software = cfg.software
@@ -55,6 +72,7 @@ def render_dockerfile(cfg: ClusterConfig) -> str:
         cluster=cfg.name,
         base_image=base_image(cfg),
         efa=EfaInstaller(software.efa_installer_version, software.efa_installer_sha256),
+        nccl_tests=NcclTests(software.nccl_tests_version, software.nccl_tests_sha256),
         library_path=":".join(LIBRARY_DIRS),
         code_dir=CODE_DIR,
     )

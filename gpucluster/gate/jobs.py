@@ -13,16 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.container.dockerfile import NCCL_TESTS_BUILD_DIR
 from gpucluster.efa import efa_count
 from gpucluster.gate.job_output import EFA_CHECK_PRINTF, EFA_FAIL, EFA_OK, NO_PARTNERS, PAIR_PRINTF
+from gpucluster.names import SQUASHFS_SUFFIX, image_dir, squashfs_name, training_squashfs
 from gpucluster.rendering import render
 
 JOBS_DIR = "/opt/gpucluster/jobs"
 TEMPLATE_DIR = "jobs"
 JOB_NAMES = ("efa-check", "nccl-tests", "nccl-pairwise", "dcgm-diag")
 IMPORT_JOB = "import-image"
-# Under the FSx mount point when software.image_dir is null.
-IMAGE_SUBDIR = "containers"
 
 # The sweep the published peaks were measured with (aws-samples/awsome-distributed-training,
 # micro-benchmarks/nccl-tests): up to 16 GiB, one GPU per process.
@@ -32,9 +32,9 @@ NCCL_SIZE_ARGS = ("-b", "8", "-e", "16G", "-f", "2", "-g", "1")
 # /usr/local/cuda-xx.x/efa/test-cuda-xx.x/ (DLAMI release notes). The job follows the
 # /usr/local/cuda link to the image's default CUDA.
 DLAMI_CUDA_LINK = "/usr/local/cuda"
-# Where container images built for nccl-tests on EFA (aws-samples awsome-distributed-training's
-# nccl-tests Dockerfile) keep the binaries.
-CONTAINER_NCCL_TESTS_DIR = "/opt/nccl-tests/build"
+# Where container images keep the nccl-tests binaries: the training image's recipe builds them
+# there, as aws-samples awsome-distributed-training's nccl-tests Dockerfile does.
+CONTAINER_NCCL_TESTS_DIR = NCCL_TESTS_BUILD_DIR
 # On the DLAMI, libfabric and the aws-ofi-nccl plugin the EFA installer puts in /opt/amazon.
 AMI_LIBRARY_DIRS = ("/opt/amazon/efa/lib", "/opt/amazon/ofi-nccl/lib")
 DCGM_DIAG_LEVEL = 2
@@ -116,7 +116,9 @@ def render_job(cfg: ClusterConfig, group: ComputeGroupConfig, job: str) -> str:
         collectives=NCCL_COLLECTIVES,
         size_args=" ".join(NCCL_SIZE_ARGS),
         nccl_tests_dir=settings.nccl_tests_dir or "",
-        container_image=settings.container_image or "",
+        # An explicit image wins; else the training image's squashfs; else the host's binaries.
+        container_image=settings.container_image or training_squashfs(cfg),
+        import_job=import_job_path(),
         mpi_home=settings.mpi_home,
         dlami_cuda_link=DLAMI_CUDA_LINK,
         container_nccl_tests_dir=CONTAINER_NCCL_TESTS_DIR,
@@ -133,16 +135,8 @@ def import_job_path() -> str:
     return f"{JOBS_DIR}/{IMPORT_JOB}.sbatch"
 
 
-def image_dir(cfg: ClusterConfig) -> str:
-    """Where imported images live: software.image_dir, else under the FSx mount point, else
-    nowhere (the job then asks for IMAGE_DIR)."""
-    fsx = cfg.storage.fsx_lustre
-    if cfg.software.image_dir:
-        return cfg.software.image_dir
-    return f"{fsx.mount_point}/{IMAGE_SUBDIR}" if fsx is not None else ""
-
-
 def render_import_image(cfg: ClusterConfig) -> str:
+    image = cfg.software.training_image or ""
     return render(
         f"{TEMPLATE_DIR}/{IMPORT_JOB}.sbatch.j2",
         job=IMPORT_JOB,
@@ -152,7 +146,9 @@ def render_import_image(cfg: ClusterConfig) -> str:
         partition=cfg.compute_groups[0].name,
         time_limit=TIME_LIMITS[IMPORT_JOB],
         waits=WAITS,
-        image=cfg.software.training_image or "",
+        image=image,
+        squashfs=squashfs_name(image) if image else "",
+        suffix=SQUASHFS_SUFFIX,
         image_dir=image_dir(cfg),
     )
 

@@ -10,7 +10,8 @@ reference trainer, `python -m gpucluster.train`.
 from __future__ import annotations
 
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
-from gpucluster.gate.jobs import TEMPLATE_DIR, WAITS, group_jobs, job_path
+from gpucluster.gate.jobs import TEMPLATE_DIR, WAITS, group_jobs, import_job_path, job_path
+from gpucluster.names import training_squashfs
 from gpucluster.rendering import render
 
 JOB = "torchrun"
@@ -40,6 +41,9 @@ def render_torchrun(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
         rendezvous_port=RENDEZVOUS_PORT,
         storage_root=fsx.mount_point if fsx is not None else "",
         default_steps=DEFAULT_STEPS,
+        # The squashfs the import job writes for software.training_image (empty: on the host).
+        container_image=training_squashfs(cfg),
+        import_job=import_job_path(),
     )
 
 
