@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from gpucluster.aws import clients
 from gpucluster.cli import app
 from gpucluster.config.image import DLAMI_UBUNTU_2404
-from gpucluster.preflight.account import family
+from gpucluster.preflight.quotas import family
 from tests.moto_models import publish_public_parameter
 
 REGION = "us-east-2"
@@ -71,7 +71,8 @@ class Aws:
         }
         self.ec2_stub.add_response(
             "describe_capacity_reservations",
-            {"CapacityReservations": [{**raw, **changes}]},
+            # A change to None leaves the field out (an ODCR has no dates).
+            {"CapacityReservations": [{k: v for k, v in {**raw, **changes}.items() if v is not None}]},
             {"CapacityReservationIds": [RESERVATION]},
         )
 
@@ -238,12 +239,89 @@ def test_an_existing_subnet_in_another_az_fails(tmp_path: Path, aws: Aws) -> Non
 
 
 def test_instance_families_map_to_their_quota() -> None:
-    assert [family(t) for t in ("p5.48xlarge", "g6e.48xlarge", "vt1.3xlarge", "trn2.48xlarge")] == [
+    assert [family(t) for t in ("p5.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge", "g6e.48xlarge")] == [
+        "P",
+        "P",
         "P",
         "G",
+    ]
+    assert [family(t) for t in ("vt1.3xlarge", "trn2.48xlarge", "inf2.48xlarge", "dl1.24xlarge")] == [
         "G",
         "Trn",
+        "Inf",
+        "DL",
     ]
-    assert [
-        family(t) for t in ("inf2.48xlarge", "dl1.24xlarge", "m7i.2xlarge", "c7i.large", "hpc7a.96xlarge")
-    ] == ["Inf", "DL", "Standard", "Standard", None]
+    assert [family(t) for t in ("m7i.2xlarge", "c7i.large", "hpc7a.96xlarge", "x2idn.32xlarge")] == [
+        "Standard",
+        "Standard",
+        "HPC",
+        "X",
+    ]
+    assert family("u-6tb1.112xlarge") == "High Memory" and family("mac2.metal") == "Standard"
+    assert family("") is None
+
+
+def odcr_config(tmp_path: Path) -> Path:
+    """The example with its group on an ODCR instead of a Capacity Block."""
+    text = EXAMPLE.read_text()
+    block = text[text.index("      type: capacity-block") : text.index("storage:")]
+    config = tmp_path / "odcr.yaml"
+    config.write_text(text.replace(block, f"      type: odcr\n      reservation_id: {RESERVATION}\n"))
+    return config
+
+
+def test_odcr_nodes_count_against_the_p_quota_with_its_fix(tmp_path: Path, aws: Aws) -> None:
+    account_ready()
+    aws.reservation(ReservationType="default", State="active", StartDate=None, EndDate=None)
+    # Quotas are read in the order of their family names: P, then Standard.
+    # 2 x p5.48xlarge at 192 vCPUs each (the catalog's figure): 384 vCPUs, the quota allows 192.
+    aws.quota_stub.add_response(
+        "get_service_quota",
+        {"Quota": {"QuotaCode": "L-417A185B", "Value": 192.0}},
+        {"ServiceCode": "ec2", "QuotaCode": "L-417A185B"},
+    )
+    aws.quota()
+    result = run(odcr_config(tmp_path))
+    assert result.exit_code == 1, result.output
+    table = rows(result.stdout)
+    assert table["quota P"].startswith("FAIL")
+    assert table["reservation gpu"].startswith("pass") and table["quota Standard"].startswith("pass")
+    flat = " ".join(result.stdout.split())
+    assert "gpu 2 x p5.48xlarge = 384" in flat
+    assert (
+        "request an increase in Service Quotas: Running On-Demand P instances (L-417A185B) in "
+        "us-east-2, to at least 384 vCPUs"
+    ) in flat
+
+
+def test_a_quota_never_applied_is_read_from_the_aws_default(tmp_path: Path, aws: Aws) -> None:
+    account_ready()
+    aws.reservation(ReservationType="default", State="active", StartDate=None, EndDate=None)
+    aws.quota_stub.add_client_error(
+        "get_service_quota",
+        "NoSuchResourceException",
+        "The request failed because the specified service quota does not exist.",
+        expected_params={"ServiceCode": "ec2", "QuotaCode": "L-417A185B"},
+    )
+    aws.quota_stub.add_response(
+        "get_aws_default_service_quota",
+        {"Quota": {"QuotaCode": "L-417A185B", "Value": 384.0}},
+        {"ServiceCode": "ec2", "QuotaCode": "L-417A185B"},
+    )
+    aws.quota()
+    result = run(odcr_config(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert rows(result.stdout)["quota P"].startswith("pass")
+
+
+def test_a_refused_quota_call_is_one_failed_row(aws: Aws) -> None:
+    account_ready()
+    aws.reservation()
+    aws.quota_stub.add_client_error(
+        "get_service_quota", "AccessDeniedException", "not authorized to perform GetServiceQuota"
+    )
+    result = run()
+    assert result.exit_code == 1
+    quota = rows(result.stdout)["quotas"]
+    assert quota.startswith("FAIL") and "servicequotas:GetServiceQuota" in quota
+    assert "Traceback" not in result.output
