@@ -10,7 +10,7 @@ from rich.console import Console
 
 from gpucluster.aws.clients import Clients
 from gpucluster.bad_input import BadInput
-from gpucluster.capacity import offerings, purchase, reservations
+from gpucluster.capacity import lookup, offerings, purchase, reservations
 from gpucluster.config import CapacityBlockCapacity, ClusterConfig
 from gpucluster.config.capacity_block_rules import current_time
 from gpucluster.tables import print_table, table
@@ -64,9 +64,10 @@ def buy(
     config: Path,
     offering_id: str,
     group: str | None,
+    search: lookup.Search,
     confirm: Callable[[], None],
 ) -> None:
-    offering = offerings.recall(offering_id)
+    offering = lookup.offering_for_buy(cfg, config, offering_id, group, search)
     index = purchase.pick_group(cfg, config, offering.instance_type, group)
     purchase.check_purchase(cfg, config, offering, index)
     for line in purchase.charge_lines(offering):

@@ -59,17 +59,50 @@ def capacity_find(
 
 @capacity_app.command("buy", cls=VerbCommand)
 def capacity_buy(
-    offering: Annotated[str, typer.Argument(metavar="OFFERING_ID", help="An id from `capacity find`.")],
+    offering: Annotated[
+        str, typer.Argument(metavar="OFFERING_ID", help="An id from `capacity find` or the console.")
+    ],
     config: Annotated[
         Path, typer.Option("--config", metavar="CONFIG", help="Config to write the block into.")
     ],
     group: GroupOption = None,
+    instance_type: Annotated[
+        str | None,
+        typer.Option(
+            "--instance-type",
+            metavar="TYPE",
+            help="Offering's type, when `capacity find` did not show it here (default: the group's).",
+        ),
+    ] = None,
+    count: Annotated[
+        int | None,
+        typer.Option("--count", metavar="N", help="Offering's instances (default: the group's count)."),
+    ] = None,
+    days: Annotated[
+        int | None,
+        typer.Option("--days", metavar="D", help="Offering's length in days (default: the group's block)."),
+    ] = None,
+    start_after: Annotated[
+        str | None,
+        typer.Option("--start-after", metavar="DATE", help="Earliest start, for an offering far ahead."),
+    ] = None,
+    end_before: Annotated[
+        str | None, typer.Option("--end-before", metavar="DATE", help="Latest end (UTC).")
+    ] = None,
     yes: YesOption = False,
 ) -> None:
     """Buy a Capacity Block and write its id, dates and AZ into the config."""
     from gpucluster.capacity import commands
+    from gpucluster.capacity.lookup import Search
 
-    commands.buy(out, load_checked(config), config, offering, group, lambda: _confirm(yes))
+    search = Search(
+        instance_type,
+        count,
+        days,
+        commands.parse_time(start_after, "--start-after"),
+        commands.parse_time(end_before, "--end-before"),
+    )
+    commands.buy(out, load_checked(config), config, offering, group, search, lambda: _confirm(yes))
 
 
 def _selection(config: Path | None, ids: list[str] | None, region: str | None) -> tuple[str, list[str]]:
