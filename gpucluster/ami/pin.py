@@ -80,6 +80,15 @@ def head_image(clients: Clients, cfg: ClusterConfig) -> tuple[str, str]:
             f"{parameter} does not exist",
             f"deploy cluster {cfg.name} and let its head node boot (it writes the parameter), then re-run",
         ) from None
+    if raw == names.HEAD_IMAGE_NOT_RECORDED:
+        raise AwsError(
+            "ssm:GetParameter",
+            cfg.region,
+            f"{parameter} is not recorded yet",
+            f"the head node of {cfg.name} writes it when it boots: wait until it is up "
+            "(a head deployed before the stack made this parameter writes it at its next boot: "
+            "reboot it), then re-run",
+        )
     try:
         data = json.loads(raw)
         return str(data["ami_id"]), str(data["kernel"])

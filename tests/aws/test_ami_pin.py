@@ -107,7 +107,20 @@ def test_kernel_of_another_ami_is_refused(moto_aws: None, config: Path) -> None:
 def test_a_cluster_never_deployed_says_so(moto_aws: None, config: Path) -> None:
     result = run("ami", "pin", str(config), "--kernel-from-cluster")
     assert result.exit_code == 1
-    assert "/gpucluster/teama/head/image does not exist; deploy cluster teama" in result.stderr
+    assert "/gpucluster/teama/head/booted-image does not exist; deploy cluster teama" in result.stderr
+    assert config.read_text() == COMMENTED_CONFIG
+
+
+def test_the_stacks_placeholder_means_not_recorded_yet(moto_aws: None, config: Path) -> None:
+    cfg = load_config(config)
+    boto3.client("ssm", region_name=REGION).put_parameter(
+        Name=names.head_image_parameter(cfg), Type="String", Value=names.HEAD_IMAGE_NOT_RECORDED
+    )
+    result = run("ami", "pin", str(config), "--kernel-from-cluster")
+    assert result.exit_code == 1
+    (line,) = result.stderr.splitlines()
+    assert "/gpucluster/teama/head/booted-image is not recorded yet; the head node of teama writes it" in line
+    assert "Traceback" not in result.output
     assert config.read_text() == COMMENTED_CONFIG
 
 
