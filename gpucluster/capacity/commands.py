@@ -129,6 +129,16 @@ def wait(out: Console, region: str, ids: Sequence[str], timeout: timedelta, poll
         out.print(f"[{waited // 60:02d}:{waited % 60:02d}] {states}", highlight=False, soft_wrap=True)
 
     result = reservations.wait_active(Clients(), region, ids, timeout, poll, progress)
+    missing = sorted(set(ids) - {r.reservation_id for r in result.reservations})
+    if missing:
+        # EC2 answered without them: waiting longer would not make them appear.
+        out.print(
+            f"[red]{', '.join(missing)} not found in {region}[/red]; check the ids and the region "
+            "(`capacity show`)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return 1
     if result.done:
         out.print(
             "[green]active[/green]: every reservation can launch instances", highlight=False, soft_wrap=True

@@ -130,3 +130,11 @@ def test_wait_stops_at_payment_failed(aws: StubbedAws) -> None:
     result = run("capacity", "wait", RESERVATION, "--region", "us-east-2")
     assert result.exit_code == 1
     assert f"{RESERVATION} is payment-failed" in result.stdout
+
+
+def test_wait_for_a_reservation_ec2_does_not_list_stops_at_once(aws: StubbedAws) -> None:
+    aws.ec2().add_response("describe_capacity_reservations", {"CapacityReservations": []})
+    result = run("capacity", "wait", RESERVATION, "--region", "us-east-2")
+    assert result.exit_code == 1
+    assert f"{RESERVATION} not found in us-east-2" in " ".join(result.stdout.split())
+    assert "timeout" not in result.stdout
