@@ -113,11 +113,22 @@ def selected(cfg: ClusterConfig | None, ids: Sequence[str], region: str | None) 
     return region or (cfg.region if cfg else ""), list(ids)
 
 
-def show(out: Console, region: str, ids: Sequence[str]) -> None:
+def show(out: Console, region: str, ids: Sequence[str]) -> int:
+    """The table of `ids`; exit 1 when EC2 does not list one of them."""
     now = current_time()
     found = reservations.describe(Clients(), region, ids)
     rows = [reservations.row(r, now) for r in found]
+    missing = [rid for rid in ids if rid not in {r.reservation_id for r in found}]
+    rows += [(rid, "-", "-", "-", "not found", "-", "-", "-") for rid in missing]
     print_table(out, table(f"capacity reservations in {region}", reservations.ROW_COLUMNS, rows))
+    if missing:
+        out.print(
+            f"[red]not found in {region}[/red]: {', '.join(missing)}; check the ids and the region",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return 1
+    return 0
 
 
 def wait(out: Console, region: str, ids: Sequence[str], timeout: timedelta, poll: timedelta) -> int:

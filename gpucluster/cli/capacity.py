@@ -124,10 +124,10 @@ RegionOption = Annotated[
 def capacity_show(
     ids: ReservationIds = None, config: ConfigOption = None, region: RegionOption = None
 ) -> None:
-    """State, dates and time left of the config's reservations (or of the ids given)."""
+    """State, dates and time left of the config's reservations (or the ids given); 1: one is missing."""
     from gpucluster.capacity import commands
 
-    commands.show(out, *_selection(config, ids, region))
+    raise typer.Exit(commands.show(out, *_selection(config, ids, region)))
 
 
 @capacity_app.command("wait", cls=VerbCommand)

@@ -138,3 +138,12 @@ def test_wait_for_a_reservation_ec2_does_not_list_stops_at_once(aws: StubbedAws)
     assert result.exit_code == 1
     assert f"{RESERVATION} not found in us-east-2" in " ".join(result.stdout.split())
     assert "timeout" not in result.stdout
+
+
+def test_show_names_a_reservation_ec2_does_not_list(aws: StubbedAws) -> None:
+    aws.ec2().add_response("describe_capacity_reservations", {"CapacityReservations": []})
+    result = run("capacity", "show", "--config", str(EXAMPLE))
+    assert result.exit_code == 1
+    (line,) = [line for line in result.stdout.splitlines() if RESERVATION in line and "│" in line]
+    assert "not found" in line
+    assert f"not found in us-east-2: {RESERVATION}" in " ".join(result.stdout.split())
