@@ -48,11 +48,13 @@ class Aws:
         self.quota_stub = Stubber(fake("service-quotas"))
         self.ec2_stub.activate()
         self.quota_stub.activate()
+        # EC2 calls answered by the Stubber; the rest go to moto.
+        self.ec2_stubbed = {"describe_capacity_reservations"}
 
     def client(self, service: str, region: str) -> Any:
         real = boto3.client(service, region_name=region)  # type: ignore[call-overload]
         if service == "ec2":
-            return SplitClient(real, self.ec2_stub.client, {"describe_capacity_reservations"})
+            return SplitClient(real, self.ec2_stub.client, self.ec2_stubbed)
         if service == "service-quotas":
             return self.quota_stub.client
         return real
@@ -325,3 +327,36 @@ def test_a_refused_quota_call_is_one_failed_row(aws: Aws) -> None:
     quota = rows(result.stdout)["quotas"]
     assert quota.startswith("FAIL") and "servicequotas:GetServiceQuota" in quota
     assert "Traceback" not in result.output
+
+
+def test_instance_type_offerings_are_read_to_the_last_page(aws: Aws) -> None:
+    account_ready()
+    aws.ec2_stubbed.add("describe_instance_type_offerings")
+    ask = {
+        "LocationType": "availability-zone",
+        "Filters": [
+            {"Name": "location", "Values": ["us-east-2a"]},
+            {"Name": "instance-type", "Values": ["m7i.2xlarge", "m7i.xlarge", "p5.48xlarge"]},
+        ],
+    }
+    offered = [
+        {"InstanceType": t, "LocationType": "availability-zone", "Location": "us-east-2a"}
+        for t in ("m7i.2xlarge", "m7i.xlarge")
+    ]
+    aws.ec2_stub.add_response(
+        "describe_instance_type_offerings", {"InstanceTypeOfferings": offered[:1], "NextToken": "p"}, ask
+    )
+    aws.ec2_stub.add_response(
+        "describe_instance_type_offerings", {"InstanceTypeOfferings": offered[1:]}, {**ask, "NextToken": "p"}
+    )
+    aws.reservation()
+    aws.quota()
+    result = run()
+    assert result.exit_code == 1, result.output
+    table = rows(result.stdout)
+    # Both pages read: the head's and the login's types pass; the empty answer for p5 fails.
+    assert table["m7i.2xlarge in AZ"].startswith("pass") and table["m7i.xlarge in AZ"].startswith("pass")
+    assert (
+        table["p5.48xlarge in AZ"].startswith("FAIL")
+        and "not offered in us-east-2a" in table["p5.48xlarge in AZ"]
+    )
