@@ -111,7 +111,37 @@ def image(clients: Clients, cfg: ClusterConfig) -> list[Result]:
                 "pin the DLAMI: `gpucluster ami pin` with the default image.ssm_parameter",
             )
         ]
+    if cfg.image.ami_id is not None:
+        expected = _parameter_family(clients, cfg)
+        if expected is not None and expected != dlami_family(found.name):
+            return [
+                failed(
+                    "AMI",
+                    f"{ami_id} is '{found.name}', but image.ssm_parameter names '{expected}' images",
+                    "pin an image of that parameter (`gpucluster ami pin`), or set "
+                    "image.ssm_parameter to the family of the pinned image",
+                )
+            ]
     return [passed("AMI", f"{ami_id}: {found.name}")]
+
+
+def dlami_family(name: str) -> str:
+    """A DLAMI's name without its release date: the same for every release of one image."""
+    return re.sub(r"\s*\d{8}(\.\d+)?$", "", name)
+
+
+def _parameter_family(clients: Clients, cfg: ClusterConfig) -> str | None:
+    """The family of the image the config's parameter names today; None when it cannot be
+    read: a pinned image deploys without it, so that is no reason to fail."""
+    from gpucluster.aws.errors import AwsError
+
+    try:
+        current = describe_image(
+            clients, cfg.region, resolve_parameter(clients, cfg.region, cfg.image.ssm_parameter)
+        )
+    except AwsError:
+        return None
+    return dlami_family(current.name) if current is not None else None
 
 
 def cdk_bootstrap(clients: Clients, cfg: ClusterConfig) -> list[Result]:

@@ -360,3 +360,27 @@ def test_instance_type_offerings_are_read_to_the_last_page(aws: Aws) -> None:
         table["p5.48xlarge in AZ"].startswith("FAIL")
         and "not offered in us-east-2a" in table["p5.48xlarge in AZ"]
     )
+
+
+def test_a_pinned_ami_of_another_dlami_than_the_parameter_fails(tmp_path: Path, aws: Aws) -> None:
+    account_ready()  # the parameter names a Base OSS DLAMI of 20261120
+    ec2 = boto3.client("ec2", region_name=REGION)
+    base = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+    instance = ec2.run_instances(ImageId=base, MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
+    pytorch = "Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.7 (Ubuntu 24.04) 20261101"
+    other = ec2.create_image(InstanceId=instance, Name=pytorch)["ImageId"]
+    older = ec2.create_image(InstanceId=instance, Name=DLAMI_NAME.replace("20261120", "20261001"))["ImageId"]
+    outputs = {}
+    for pinned in (other, older):
+        aws.reservation()
+        aws.quota()
+        config = tmp_path / f"{pinned}.yaml"
+        config.write_text(EXAMPLE.read_text().replace("  ami_id: null", f"  ami_id: {pinned}"))
+        outputs[pinned] = run(config).stdout
+    # An older release of the same DLAMI is what pinning is for; another DLAMI is not.
+    assert rows(outputs[older])["AMI"].startswith("pass")
+    assert rows(outputs[other])["AMI"].startswith("FAIL")
+    assert (
+        "image.ssm_parameter names 'Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 24.04)' images"
+        in " ".join(outputs[other].split())
+    )
