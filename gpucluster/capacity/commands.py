@@ -32,6 +32,11 @@ def parse_time(value: str | None, option: str) -> datetime | None:
     return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+def date_range(start_after: str | None, end_before: str | None) -> tuple[datetime | None, datetime | None]:
+    """--start-after and --end-before of `find` and `buy`."""
+    return parse_time(start_after, "--start-after"), parse_time(end_before, "--end-before")
+
+
 def regions_asked(regions: Sequence[str], cfg: ClusterConfig | None) -> list[str]:
     if regions:
         return list(dict.fromkeys(regions))

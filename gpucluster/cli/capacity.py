@@ -18,6 +18,13 @@ GroupOption = Annotated[
     str | None, typer.Option("--group", metavar="NAME", help="Compute group (when the config has several).")
 ]
 YesOption = Annotated[bool, typer.Option("--yes", help="Buy without asking (the charge is still printed).")]
+StartAfterOption = Annotated[
+    str | None,
+    typer.Option("--start-after", metavar="DATE", help="Earliest start (UTC), e.g. 2027-06-01."),
+]
+EndBeforeOption = Annotated[
+    str | None, typer.Option("--end-before", metavar="DATE", help="Latest end (UTC).")
+]
 
 
 def _confirm(yes: bool) -> None:
@@ -33,26 +40,15 @@ def capacity_find(
     region: Annotated[
         list[str] | None, typer.Option("--region", metavar="R", help="Region to search; repeat for several.")
     ] = None,
-    start_after: Annotated[
-        str | None,
-        typer.Option("--start-after", metavar="DATE", help="Earliest start (UTC), e.g. 2027-06-01."),
-    ] = None,
-    end_before: Annotated[
-        str | None, typer.Option("--end-before", metavar="DATE", help="Latest end (UTC).")
-    ] = None,
+    start_after: StartAfterOption = None,
+    end_before: EndBeforeOption = None,
     config: ConfigOption = None,
 ) -> None:
     """Capacity Block offerings, soonest then cheapest first, with the price per GPU-hour."""
     from gpucluster.capacity import commands
     from gpucluster.capacity.offerings import Request
 
-    request = Request(
-        instance_type,
-        count,
-        days,
-        commands.parse_time(start_after, "--start-after"),
-        commands.parse_time(end_before, "--end-before"),
-    )
+    request = Request(instance_type, count, days, *commands.date_range(start_after, end_before))
     regions = commands.regions_asked(region or [], load_checked(config) if config else None)
     raise typer.Exit(commands.find(out, regions, request))
 
@@ -82,26 +78,15 @@ def capacity_buy(
         int | None,
         typer.Option("--days", metavar="D", help="Offering's length in days (default: the group's block)."),
     ] = None,
-    start_after: Annotated[
-        str | None,
-        typer.Option("--start-after", metavar="DATE", help="Earliest start, for an offering far ahead."),
-    ] = None,
-    end_before: Annotated[
-        str | None, typer.Option("--end-before", metavar="DATE", help="Latest end (UTC).")
-    ] = None,
+    start_after: StartAfterOption = None,
+    end_before: EndBeforeOption = None,
     yes: YesOption = False,
 ) -> None:
     """Buy a Capacity Block and write its id, dates and AZ into the config."""
     from gpucluster.capacity import commands
     from gpucluster.capacity.lookup import Search
 
-    search = Search(
-        instance_type,
-        count,
-        days,
-        commands.parse_time(start_after, "--start-after"),
-        commands.parse_time(end_before, "--end-before"),
-    )
+    search = Search(instance_type, count, days, *commands.date_range(start_after, end_before))
     commands.buy(out, load_checked(config), config, offering, group, search, lambda: _confirm(yes))
 
 

@@ -78,12 +78,12 @@ class Aws:
             {"CapacityReservationIds": [RESERVATION]},
         )
 
-    def quota(self, value: float = 64.0) -> None:
-        # Head m7i.2xlarge (8) + login m7i.xlarge (4): the block's p5 nodes are not counted.
+    def quota(self, value: float = 64.0, code: str = "L-1216C47A") -> None:
+        # Standard: head m7i.2xlarge (8) + login m7i.xlarge (4); a block's p5 nodes are not counted.
         self.quota_stub.add_response(
             "get_service_quota",
-            {"Quota": {"QuotaCode": "L-1216C47A", "Value": value}},
-            {"ServiceCode": "ec2", "QuotaCode": "L-1216C47A"},
+            {"Quota": {"QuotaCode": code, "Value": value}},
+            {"ServiceCode": "ec2", "QuotaCode": code},
         )
 
 
@@ -277,11 +277,7 @@ def test_odcr_nodes_count_against_the_p_quota_with_its_fix(tmp_path: Path, aws: 
     aws.reservation(ReservationType="default", State="active", StartDate=None, EndDate=None)
     # Quotas are read in the order of their family names: P, then Standard.
     # 2 x p5.48xlarge at 192 vCPUs each (the catalog's figure): 384 vCPUs, the quota allows 192.
-    aws.quota_stub.add_response(
-        "get_service_quota",
-        {"Quota": {"QuotaCode": "L-417A185B", "Value": 192.0}},
-        {"ServiceCode": "ec2", "QuotaCode": "L-417A185B"},
-    )
+    aws.quota(192.0, "L-417A185B")
     aws.quota()
     result = run(odcr_config(tmp_path))
     assert result.exit_code == 1, result.output
