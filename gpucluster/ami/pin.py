@@ -86,8 +86,8 @@ def head_image(clients: Clients, cfg: ClusterConfig) -> tuple[str, str]:
             cfg.region,
             f"{parameter} is not recorded yet",
             f"the head node of {cfg.name} writes it when it boots: wait until it is up "
-            "(a head deployed before the stack made this parameter writes it at its next boot: "
-            "reboot it), then re-run",
+            "(a head deployed before the stack made this parameter writes it when it applies "
+            "the next bundle, or at its next boot), then re-run",
         )
     try:
         data = json.loads(raw)
