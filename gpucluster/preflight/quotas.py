@@ -154,6 +154,17 @@ def quotas(clients: Clients, cfg: ClusterConfig) -> list[Result]:
             )
             continue
         demands[kind].append(Demand(who, instance_type, count, vcpus[instance_type]))
+    for group in cfg.compute_groups:
+        if isinstance(group.capacity, CapacityBlockCapacity):
+            kind = family(group.instance_type)
+            counted = f" against {QUOTAS[kind].name}" if kind else ""
+            results.append(
+                passed(
+                    f"quota {group.name}",
+                    f"{group.count} x {group.instance_type} in Capacity Block "
+                    f"{group.capacity.reservation_id}: not counted{counted} (bought up front)",
+                )
+            )
     for kind, wanted in sorted(demands.items()):
         quota = QUOTAS[kind]
         value = _value(clients, cfg.region, quota)

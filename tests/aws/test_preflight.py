@@ -142,6 +142,7 @@ def test_an_account_ready_for_the_example_passes(aws: Aws) -> None:
         "m7i.xlarge in AZ",
         "p5.48xlarge in AZ",
         "reservation gpu",
+        "quota gpu",
         "quota Standard",
         "AMI",
         "CDK bootstrap",
@@ -149,6 +150,8 @@ def test_an_account_ready_for_the_example_passes(aws: Aws) -> None:
     }
     assert all(row.startswith("pass") for row in table.values())
     assert "12" in table["quota Standard"] and "CDKToolkit version 21" in table["CDK bootstrap"]
+    flat = " ".join(result.stdout.split())
+    assert "2 x p5.48xlarge in Capacity Block cr-0a1b2c3d4e5f67890: not counted against Running" in flat
 
 
 def test_each_failure_names_its_fix(aws: Aws) -> None:
