@@ -383,3 +383,17 @@ def test_a_pinned_ami_of_another_dlami_than_the_parameter_fails(tmp_path: Path, 
         "image.ssm_parameter names 'Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 24.04)' images"
         in " ".join(outputs[other].split())
     )
+
+
+def test_an_instance_type_ec2_does_not_know_fails_the_quota_rows_with_its_message(
+    tmp_path: Path, aws: Aws
+) -> None:
+    account_ready()
+    aws.reservation()
+    config = tmp_path / "typo.yaml"
+    config.write_text(EXAMPLE.read_text().replace("instance_type: m7i.2xlarge", "instance_type: m7q.2xlarge"))
+    result = run(config)
+    assert result.exit_code == 1, result.output
+    table = rows(result.stdout)
+    assert table["quotas"].startswith("FAIL") and "ec2:DescribeInstanceTypes" in table["quotas"]
+    assert table["m7q.2xlarge in AZ"].startswith("FAIL")
