@@ -210,3 +210,15 @@ def test_buy_then_both_pins_change_only_their_lines_in_place(
         + added[-2].rsplit("created ", 1)[-1],
         f"  kernel: 6.8.0-1021-aws  # uname -r on {ami}",
     ]
+
+
+def test_a_parameter_naming_an_image_the_account_cannot_see_is_one_line(moto_aws: None, config: Path) -> None:
+    publish_public_parameter(ACCOUNT, REGION, DLAMI_UBUNTU_2404, "ami-0123456789abcdef0")
+    result = run("ami", "pin", str(config))
+    assert result.exit_code == 1
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(
+        f"error: aws ec2:DescribeImages ({REGION}): ami-0123456789abcdef0 (from {DLAMI_UBUNTU_2404}) "
+    )
+    assert "check image.ssm_parameter" in line
+    assert config.read_text() == COMMENTED_CONFIG

@@ -397,3 +397,16 @@ def test_an_instance_type_ec2_does_not_know_fails_the_quota_rows_with_its_messag
     table = rows(result.stdout)
     assert table["quotas"].startswith("FAIL") and "ec2:DescribeInstanceTypes" in table["quotas"]
     assert table["m7q.2xlarge in AZ"].startswith("FAIL")
+
+
+def test_a_pinned_ami_the_account_cannot_see_fails_with_its_fix(tmp_path: Path, aws: Aws) -> None:
+    account_ready()
+    aws.reservation()
+    aws.quota()
+    config = tmp_path / "gone.yaml"
+    config.write_text(EXAMPLE.read_text().replace("  ami_id: null", "  ami_id: ami-0123456789abcdef0"))
+    result = run(config)
+    assert result.exit_code == 1
+    assert rows(result.stdout)["AMI"].startswith("FAIL")
+    flat = " ".join(result.stdout.split())
+    assert "ami-0123456789abcdef0 does not exist in us-east-2 or is not shared with the account" in flat
