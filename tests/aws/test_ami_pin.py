@@ -148,7 +148,7 @@ def test_buy_then_both_pins_change_only_their_lines_in_place(
 
     from gpucluster.aws import clients
     from gpucluster.capacity import offerings
-    from tests.aws.test_preflight import SplitClient
+    from tests.aws.preflight_aws import SplitClient
 
     monkeypatch.setenv("GPUCLUSTER_CACHE_DIR", str(config.parent / "cache"))
     start, end = datetime(2027, 6, 7, 11, 30, tzinfo=UTC), datetime(2027, 6, 14, 11, 30, tzinfo=UTC)
