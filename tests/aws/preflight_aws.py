@@ -12,7 +12,6 @@ from typing import Any
 import boto3
 import pytest
 from botocore.stub import Stubber
-from moto import mock_aws
 from typer.testing import CliRunner
 
 from gpucluster.aws import clients
@@ -88,16 +87,12 @@ class Aws:
 
 
 @pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch):
-    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
-        monkeypatch.setenv(key, "testing")
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    with mock_aws():
-        fake = Aws()
-        monkeypatch.setattr(clients, "make_client", fake.client)
-        yield fake
-        fake.ec2_stub.assert_no_pending_responses()
-        fake.quota_stub.assert_no_pending_responses()
+def aws(moto_aws: None, monkeypatch: pytest.MonkeyPatch):
+    fake = Aws()
+    monkeypatch.setattr(clients, "make_client", fake.client)
+    yield fake
+    fake.ec2_stub.assert_no_pending_responses()
+    fake.quota_stub.assert_no_pending_responses()
 
 
 def account_ready(name: str = DLAMI_NAME, bootstrap_version: str = "21") -> None:

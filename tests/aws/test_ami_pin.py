@@ -8,7 +8,6 @@ from pathlib import Path
 
 import boto3
 import pytest
-from moto import mock_aws
 from typer.testing import CliRunner
 
 from gpucluster import names
@@ -24,15 +23,6 @@ ACCOUNT = "123456789012"  # moto's default account
 
 def run(*args: str):
     return CliRunner().invoke(app, list(args))
-
-
-@pytest.fixture
-def moto_aws(monkeypatch: pytest.MonkeyPatch):
-    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
-        monkeypatch.setenv(key, "testing")
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    with mock_aws():
-        yield
 
 
 @pytest.fixture
