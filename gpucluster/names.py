@@ -128,8 +128,15 @@ def storage_parameter(cfg: ClusterConfig, fact: str) -> str:
 
 def head_image_parameter(cfg: ClusterConfig) -> str:
     """JSON {"ami_id", "kernel"} the head node writes at boot: the kernel its AMI really boots,
-    which `gpucluster ami pin --kernel-from-cluster` copies into image.kernel."""
-    return f"{parameter_prefix(cfg)}/head/image"
+    which `gpucluster ami pin --kernel-from-cluster` copies into image.kernel. The Cluster
+    stack creates it (holding HEAD_IMAGE_NOT_RECORDED), so it is deleted with the cluster.
+    Not ".../head/image": clusters deployed before the stack owned it have a parameter of
+    that name, made by their head, and CloudFormation cannot create one that exists."""
+    return f"{parameter_prefix(cfg)}/head/booted-image"
+
+
+# The Cluster stack's value of head_image_parameter until the head overwrites it.
+HEAD_IMAGE_NOT_RECORDED = "not recorded yet: the head node writes it at boot"
 
 
 def role_name_prefix(cfg: ClusterConfig) -> str:

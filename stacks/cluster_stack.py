@@ -74,8 +74,23 @@ class ClusterStack(cdk.Stack):
                 user_data=render_user_data(cfg, role, bundle_ref),
             )
 
+        # Where the head records the AMI id and kernel it booted (record_head_image). The stack
+        # owns it so it goes with the cluster. CloudFormation writes the placeholder only when
+        # it creates the parameter (its properties never change), so the head's value stays.
+        # It exists before the head boots and before a new bundle is published: a head that
+        # wrote it first would make its creation fail.
+        head_image = ssm.CfnParameter(
+            self,
+            "HeadImageRecord",
+            name=names.head_image_parameter(cfg),
+            type="String",
+            value=names.HEAD_IMAGE_NOT_RECORDED,
+            description="AMI id and kernel the head node booted; gpucluster ami pin --kernel-from-cluster",
+        )
+        bundle_pointer.node.add_dependency(head_image)
         head = HeadNode(self, names.HEAD_NODE_ID, service_node("head", None))
         head.instance.node.add_dependency(bundle_pointer)
+        head.instance.node.add_dependency(head_image)
         ClusterDns(
             self,
             "Dns",

@@ -154,3 +154,24 @@ def test_a_malformed_pointer_is_named(tmp_path: Path) -> None:
     run = node.run_script("bin/update-head.sh")
     assert run.returncode != 0
     assert "holds 'None', not '<sha256> s3://...'" in run.output
+
+
+def test_a_head_booted_before_the_stack_owned_its_image_record_writes_it_on_update(tmp_path: Path) -> None:
+    from gpucluster import names
+
+    node, _ = _booted_head(tmp_path)
+    puts = node.state / "put-parameters"
+    assert len(puts.read_text().splitlines()) == 1  # the bootstrap's
+    # An older bundle kept its marker under another name: this head has not written the record.
+    (node.root / "var/lib/gpucluster/head-booted-image.json").unlink()
+    _publish(node, _resized(1), "second.tar.gz")
+    run = node.run_script("bin/update-head.sh")
+    assert run.returncode == 0, run.output
+    first, second = puts.read_text().splitlines()
+    assert second == first and f"--name {names.head_image_parameter(node.cfg)} " in second
+    assert run.output.index("step record_head_image") < run.output.index("step record_applied")
+    # A head that has written it makes no call on the next update.
+    _publish(node, _resized(2), "third.tar.gz")
+    again = node.run_script("bin/update-head.sh")
+    assert again.returncode == 0, again.output
+    assert len(puts.read_text().splitlines()) == 2

@@ -344,3 +344,29 @@ def test_no_ssh_ingress_anywhere(synthesized):
                     assert not (rule.get("FromPort", -1) <= 22 <= rule.get("ToPort", -1) and "CidrIp" in rule)
             for rule in resources_of(template, "AWS::EC2::SecurityGroupIngress").values():
                 assert "CidrIp" not in rule["Properties"]
+
+
+def test_the_head_image_record_goes_with_the_cluster(synthesized, example_configs):
+    for example, cfg in example_configs.items():
+        template = stack(synthesized, example, "cluster")
+        parameters = resources_of(template, "AWS::SSM::Parameter")
+        ((record_id, record),) = [
+            (logical, res)
+            for logical, res in parameters.items()
+            if res["Properties"]["Name"] == names.head_image_parameter(cfg)
+        ]
+        # Created by the stack with the placeholder `ami pin` reads as "not recorded yet", and
+        # deleted with it: no retain policy.
+        assert record["Properties"]["Value"] == names.HEAD_IMAGE_NOT_RECORDED
+        assert "DeletionPolicy" not in record and "UpdateReplacePolicy" not in record
+        # It exists before the head boots and before a new bundle reaches a running head.
+        heads = [
+            res
+            for logical, res in resources_of(template, "AWS::EC2::Instance").items()
+            if logical.startswith(names.HEAD_NODE_ID)
+        ]
+        assert heads and all(record_id in res.get("DependsOn", []) for res in heads)
+        (pointer,) = [
+            res for res in parameters.values() if res["Properties"]["Name"] == names.bundle_parameter(cfg)
+        ]
+        assert record_id in pointer.get("DependsOn", [])

@@ -124,12 +124,21 @@ def test_create_update_delete_recreate(cfg, templates) -> None:
     shipped = json.loads(agent_config)["logs"]["logs_collected"]["files"]["collect_list"]
     assert {entry["log_group_name"] for entry in shipped} == {first_logs}
 
-    # A resize is an in-place update of the Cluster stack.
+    # The head overwrites the stack's placeholder with what it booted (record_head_image).
+    record = names.head_image_parameter(cfg)
+    assert ssm.get_parameter(Name=record)["Parameter"]["Value"] == names.HEAD_IMAGE_NOT_RECORDED
+    head_wrote = '{"ami_id":"ami-0123456789abcdef0","kernel":"6.8.0-1021-aws"}'
+    ssm.put_parameter(Name=record, Value=head_wrote, Type="String", Overwrite=True)
+
+    # A resize is an in-place update of the Cluster stack; it keeps the head's record.
     assert account.update("cluster", template_of(templates, cfg, "second", "cluster")) == "UPDATE_COMPLETE"
+    assert ssm.get_parameter(Name=record)["Parameter"]["Value"] == head_wrote
 
     for role in DELETE_ORDER[:2]:
         account.delete(role)
     assert account.live_stacks() == {account.stack_name("network")}
+    # The head's record goes with the Cluster stack: nothing of it is left to clean up.
+    assert ssm.get_parameters(Names=[record])["InvalidParameters"] == [record]
     # Retained: the data and the logs outlive their stacks.
     secrets = boto3.client("secretsmanager", region_name=cfg.region)
     assert secrets.describe_secret(SecretId=first_secret)["ARN"] == first_secret

@@ -36,9 +36,19 @@ class Image:
 
 
 def describe_image(clients: Clients, region: str, ami_id: str) -> Image | None:
+    """The image, or None when this account cannot see it in `region`."""
+    from botocore.exceptions import ClientError
+
     ec2 = clients.get("ec2", region)
     with aws_call("ec2:DescribeImages", region):
-        images: list[dict[str, Any]] = ec2.describe_images(ImageIds=[ami_id]).get("Images", [])
+        try:
+            images: list[dict[str, Any]] = ec2.describe_images(ImageIds=[ami_id]).get("Images", [])
+        except ClientError as exc:
+            # An id that is not there (or not shared with the account) is an error of EC2's,
+            # InvalidAMIID.NotFound or .Unavailable; the callers say what to do about it.
+            if not str(exc.response.get("Error", {}).get("Code", "")).startswith("InvalidAMIID"):
+                raise
+            images = []
     if not images:
         return None
     raw = images[0]
@@ -80,6 +90,15 @@ def head_image(clients: Clients, cfg: ClusterConfig) -> tuple[str, str]:
             f"{parameter} does not exist",
             f"deploy cluster {cfg.name} and let its head node boot (it writes the parameter), then re-run",
         ) from None
+    if raw == names.HEAD_IMAGE_NOT_RECORDED:
+        raise AwsError(
+            "ssm:GetParameter",
+            cfg.region,
+            f"{parameter} is not recorded yet",
+            f"the head node of {cfg.name} writes it when it boots: wait until it is up "
+            "(a head deployed before the stack made this parameter writes it when it applies "
+            "the next bundle, or at its next boot), then re-run",
+        )
     try:
         data = json.loads(raw)
         return str(data["ami_id"]), str(data["kernel"])

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from gpucluster.aws.clients import Clients
 from gpucluster.bad_input import BadInput
-from gpucluster.capacity import offerings, purchase, reservations
+from gpucluster.capacity import lookup, offerings, purchase, reservations
 from gpucluster.config import CapacityBlockCapacity, ClusterConfig
 from gpucluster.config.capacity_block_rules import current_time
 from gpucluster.tables import print_table, table
@@ -30,6 +30,11 @@ def parse_time(value: str | None, option: str) -> datetime | None:
             "write it like 2027-06-01 or 2027-06-01T11:30Z",
         ) from None
     return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def date_range(start_after: str | None, end_before: str | None) -> tuple[datetime | None, datetime | None]:
+    """--start-after and --end-before of `find` and `buy`."""
+    return parse_time(start_after, "--start-after"), parse_time(end_before, "--end-before")
 
 
 def regions_asked(regions: Sequence[str], cfg: ClusterConfig | None) -> list[str]:
@@ -64,9 +69,10 @@ def buy(
     config: Path,
     offering_id: str,
     group: str | None,
+    search: lookup.Search,
     confirm: Callable[[], None],
 ) -> None:
-    offering = offerings.recall(offering_id)
+    offering = lookup.offering_for_buy(cfg, config, offering_id, group, search)
     index = purchase.pick_group(cfg, config, offering.instance_type, group)
     purchase.check_purchase(cfg, config, offering, index)
     for line in purchase.charge_lines(offering):
@@ -112,11 +118,22 @@ def selected(cfg: ClusterConfig | None, ids: Sequence[str], region: str | None) 
     return region or (cfg.region if cfg else ""), list(ids)
 
 
-def show(out: Console, region: str, ids: Sequence[str]) -> None:
+def show(out: Console, region: str, ids: Sequence[str]) -> int:
+    """The table of `ids`; exit 1 when EC2 does not list one of them."""
     now = current_time()
     found = reservations.describe(Clients(), region, ids)
     rows = [reservations.row(r, now) for r in found]
+    missing = [rid for rid in ids if rid not in {r.reservation_id for r in found}]
+    rows += [(rid, "-", "-", "-", "not found", "-", "-", "-") for rid in missing]
     print_table(out, table(f"capacity reservations in {region}", reservations.ROW_COLUMNS, rows))
+    if missing:
+        out.print(
+            f"[red]not found in {region}[/red]: {', '.join(missing)}; check the ids and the region",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return 1
+    return 0
 
 
 def wait(out: Console, region: str, ids: Sequence[str], timeout: timedelta, poll: timedelta) -> int:
@@ -128,6 +145,16 @@ def wait(out: Console, region: str, ids: Sequence[str], timeout: timedelta, poll
         out.print(f"[{waited // 60:02d}:{waited % 60:02d}] {states}", highlight=False, soft_wrap=True)
 
     result = reservations.wait_active(Clients(), region, ids, timeout, poll, progress)
+    missing = sorted(set(ids) - {r.reservation_id for r in result.reservations})
+    if missing:
+        # EC2 answered without them: waiting longer would not make them appear.
+        out.print(
+            f"[red]{', '.join(missing)} not found in {region}[/red]; check the ids and the region "
+            "(`capacity show`)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return 1
     if result.done:
         out.print(
             "[green]active[/green]: every reservation can launch instances", highlight=False, soft_wrap=True

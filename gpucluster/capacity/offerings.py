@@ -3,8 +3,9 @@
 EC2 sells blocks of 1-64 instances (CAPACITY_BLOCK_SIZES) lasting 1-14 days or 21-182
 days in 7-day steps (capacity_block_rules); a request outside them is refused before
 any call. Each search is remembered on disk, so `capacity buy OFFERING_ID` can show
-what the offering costs and where it is: PurchaseCapacityBlock takes only the id, and
-no call describes one offering by id.
+what the offering costs and where it is without another call: PurchaseCapacityBlock
+takes only the id, and no call describes one offering by id (an id not remembered
+here is looked up again: gpucluster.capacity.lookup).
 """
 
 from __future__ import annotations
@@ -185,7 +186,7 @@ def remember(offerings: Iterable[Offering]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(known, indent=1, sort_keys=True))
     except OSError:
-        pass  # buy then asks for a fresh `capacity find`; nothing is lost
+        pass  # buy then looks the offering up again; nothing is lost
 
 
 def _cached(path: Path) -> dict[str, Any]:
@@ -196,16 +197,11 @@ def _cached(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def recall(offering_id: str) -> Offering:
-    """The offering `capacity find` showed, or BadInput saying to run it."""
+def recall(offering_id: str) -> Offering | None:
+    """The offering `capacity find` showed here, or None (gpucluster.capacity.lookup finds it then)."""
     raw = _cached(cache_path()).get(offering_id)
     if raw is None:
-        raise BadInput(
-            "(command line)",
-            "OFFERING_ID",
-            f"{offering_id} was not found by `gpucluster capacity find` here",
-            "run `gpucluster capacity find ...` first and copy an offering id from its table",
-        )
+        return None
     try:
         return Offering.from_json(raw)
     except (KeyError, TypeError, ValueError):

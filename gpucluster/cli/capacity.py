@@ -18,6 +18,13 @@ GroupOption = Annotated[
     str | None, typer.Option("--group", metavar="NAME", help="Compute group (when the config has several).")
 ]
 YesOption = Annotated[bool, typer.Option("--yes", help="Buy without asking (the charge is still printed).")]
+StartAfterOption = Annotated[
+    str | None,
+    typer.Option("--start-after", metavar="DATE", help="Earliest start (UTC), e.g. 2027-06-01."),
+]
+EndBeforeOption = Annotated[
+    str | None, typer.Option("--end-before", metavar="DATE", help="Latest end (UTC).")
+]
 
 
 def _confirm(yes: bool) -> None:
@@ -33,43 +40,54 @@ def capacity_find(
     region: Annotated[
         list[str] | None, typer.Option("--region", metavar="R", help="Region to search; repeat for several.")
     ] = None,
-    start_after: Annotated[
-        str | None,
-        typer.Option("--start-after", metavar="DATE", help="Earliest start (UTC), e.g. 2027-06-01."),
-    ] = None,
-    end_before: Annotated[
-        str | None, typer.Option("--end-before", metavar="DATE", help="Latest end (UTC).")
-    ] = None,
+    start_after: StartAfterOption = None,
+    end_before: EndBeforeOption = None,
     config: ConfigOption = None,
 ) -> None:
     """Capacity Block offerings, soonest then cheapest first, with the price per GPU-hour."""
     from gpucluster.capacity import commands
     from gpucluster.capacity.offerings import Request
 
-    request = Request(
-        instance_type,
-        count,
-        days,
-        commands.parse_time(start_after, "--start-after"),
-        commands.parse_time(end_before, "--end-before"),
-    )
+    request = Request(instance_type, count, days, *commands.date_range(start_after, end_before))
     regions = commands.regions_asked(region or [], load_checked(config) if config else None)
     raise typer.Exit(commands.find(out, regions, request))
 
 
 @capacity_app.command("buy", cls=VerbCommand)
 def capacity_buy(
-    offering: Annotated[str, typer.Argument(metavar="OFFERING_ID", help="An id from `capacity find`.")],
+    offering: Annotated[
+        str, typer.Argument(metavar="OFFERING_ID", help="An id from `capacity find` or the console.")
+    ],
     config: Annotated[
         Path, typer.Option("--config", metavar="CONFIG", help="Config to write the block into.")
     ],
     group: GroupOption = None,
+    instance_type: Annotated[
+        str | None,
+        typer.Option(
+            "--instance-type",
+            metavar="TYPE",
+            help="Offering's type, when `capacity find` did not show it here (default: the group's).",
+        ),
+    ] = None,
+    count: Annotated[
+        int | None,
+        typer.Option("--count", metavar="N", help="Offering's instances (default: the group's count)."),
+    ] = None,
+    days: Annotated[
+        int | None,
+        typer.Option("--days", metavar="D", help="Offering's length in days (default: the group's block)."),
+    ] = None,
+    start_after: StartAfterOption = None,
+    end_before: EndBeforeOption = None,
     yes: YesOption = False,
 ) -> None:
     """Buy a Capacity Block and write its id, dates and AZ into the config."""
     from gpucluster.capacity import commands
+    from gpucluster.capacity.lookup import Search
 
-    commands.buy(out, load_checked(config), config, offering, group, lambda: _confirm(yes))
+    search = Search(instance_type, count, days, *commands.date_range(start_after, end_before))
+    commands.buy(out, load_checked(config), config, offering, group, search, lambda: _confirm(yes))
 
 
 def _selection(config: Path | None, ids: list[str] | None, region: str | None) -> tuple[str, list[str]]:
@@ -91,10 +109,10 @@ RegionOption = Annotated[
 def capacity_show(
     ids: ReservationIds = None, config: ConfigOption = None, region: RegionOption = None
 ) -> None:
-    """State, dates and time left of the config's reservations (or of the ids given)."""
+    """State, dates and time left of the config's reservations (or the ids given); 1: one is missing."""
     from gpucluster.capacity import commands
 
-    commands.show(out, *_selection(config, ids, region))
+    raise typer.Exit(commands.show(out, *_selection(config, ids, region)))
 
 
 @capacity_app.command("wait", cls=VerbCommand)

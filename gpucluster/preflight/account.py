@@ -1,4 +1,4 @@
-"""Checks of the account and region: credentials, AZ, instance types, quotas, AMI, CDK, VPC."""
+"""Checks of the account and region: credentials, AZ, instance types, AMI, CDK, VPC."""
 
 from __future__ import annotations
 
@@ -9,19 +9,9 @@ from typing import Any
 from gpucluster.ami.pin import describe_image, resolve_parameter
 from gpucluster.aws.clients import Clients
 from gpucluster.aws.errors import aws_call
-from gpucluster.config import CapacityBlockCapacity, ClusterConfig
+from gpucluster.config import ClusterConfig
 from gpucluster.preflight.result import Result, failed, passed
 
-# EC2 On-Demand vCPU quotas by instance family (Service Quotas, service code ec2; the codes
-# `aws service-quotas list-service-quotas --service-code ec2` lists under these names).
-QUOTA_CODES = {
-    "P": ("L-417A185B", "Running On-Demand P instances"),
-    "G": ("L-DB2E81BA", "Running On-Demand G and VT instances"),
-    "Standard": ("L-1216C47A", "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances"),
-    "Inf": ("L-1945791B", "Running On-Demand Inf instances"),
-    "Trn": ("L-2C3B7624", "Running On-Demand Trn instances"),
-    "DL": ("L-6E869C2A", "Running On-Demand DL instances"),
-}
 # The synthesized templates' CheckBootstrapVersion rule refuses older bootstrap stacks.
 MIN_BOOTSTRAP_VERSION = 6
 BOOTSTRAP_STACK = "CDKToolkit"
@@ -100,64 +90,6 @@ def instance_types(clients: Clients, cfg: ClusterConfig) -> list[Result]:
     ]
 
 
-def family(instance_type: str) -> str | None:
-    letters = re.match(r"^[a-z]+", instance_type)
-    prefix = letters.group(0) if letters else ""
-    if prefix.startswith("trn"):
-        return "Trn"
-    if prefix.startswith("inf"):
-        return "Inf"
-    if prefix.startswith("dl"):
-        return "DL"
-    if prefix.startswith("vt"):
-        return "G"  # one quota for G and VT
-    if prefix.startswith("hpc"):
-        return None  # its own quota; the head and login nodes never use it
-    if prefix[:1] in ("p", "g"):
-        return prefix[:1].upper()
-    if prefix[:1] in "acdhimrtz":
-        return "Standard"
-    return None
-
-
-def quotas(clients: Clients, cfg: ClusterConfig) -> list[Result]:
-    counts = _all_types(cfg)
-    # Instances of a Capacity Block run in capacity bought up front; only the others are
-    # counted against the On-Demand vCPU quotas here.
-    for group in cfg.compute_groups:
-        if isinstance(group.capacity, CapacityBlockCapacity):
-            counts[group.instance_type] -= group.count
-    counts = {name: n for name, n in counts.items() if n > 0}
-    with aws_call("ec2:DescribeInstanceTypes", cfg.region):
-        described = clients.get("ec2", cfg.region).describe_instance_types(InstanceTypes=sorted(counts))
-    vcpus = {t["InstanceType"]: int(t["VCpuInfo"]["DefaultVCpus"]) for t in described["InstanceTypes"]}
-    needed: dict[str, int] = defaultdict(int)
-    for name, count in counts.items():
-        kind = family(name)
-        if kind is not None:
-            needed[kind] += vcpus.get(name, 0) * count
-    results = []
-    for kind, vcpu in sorted(needed.items()):
-        code, title = QUOTA_CODES[kind]
-        with aws_call("servicequotas:GetServiceQuota", cfg.region):
-            quota = clients.get("service-quotas", cfg.region).get_service_quota(
-                ServiceCode="ec2", QuotaCode=code
-            )
-        value = float(quota["Quota"]["Value"])
-        check = f"quota {kind}"
-        if value >= vcpu:
-            results.append(passed(check, f"{title}: {value:.0f} vCPUs, the cluster needs {vcpu}"))
-        else:
-            results.append(
-                failed(
-                    check,
-                    f"{title}: {value:.0f} vCPUs, the cluster needs {vcpu}",
-                    f"request an increase of {code} in Service Quotas (region {cfg.region})",
-                )
-            )
-    return results
-
-
 def image(clients: Clients, cfg: ClusterConfig) -> list[Result]:
     ami_id = cfg.image.ami_id or resolve_parameter(clients, cfg.region, cfg.image.ssm_parameter)
     found = describe_image(clients, cfg.region, ami_id)
@@ -179,7 +111,37 @@ def image(clients: Clients, cfg: ClusterConfig) -> list[Result]:
                 "pin the DLAMI: `gpucluster ami pin` with the default image.ssm_parameter",
             )
         ]
+    if cfg.image.ami_id is not None:
+        expected = _parameter_family(clients, cfg)
+        if expected is not None and expected != dlami_family(found.name):
+            return [
+                failed(
+                    "AMI",
+                    f"{ami_id} is '{found.name}', but image.ssm_parameter names '{expected}' images",
+                    "pin an image of that parameter (`gpucluster ami pin`), or set "
+                    "image.ssm_parameter to the family of the pinned image",
+                )
+            ]
     return [passed("AMI", f"{ami_id}: {found.name}")]
+
+
+def dlami_family(name: str) -> str:
+    """A DLAMI's name without its release date: the same for every release of one image."""
+    return re.sub(r"\s*\d{8}(\.\d+)?$", "", name)
+
+
+def _parameter_family(clients: Clients, cfg: ClusterConfig) -> str | None:
+    """The family of the image the config's parameter names today; None when it cannot be
+    read: a pinned image deploys without it, so that is no reason to fail."""
+    from gpucluster.aws.errors import AwsError
+
+    try:
+        current = describe_image(
+            clients, cfg.region, resolve_parameter(clients, cfg.region, cfg.image.ssm_parameter)
+        )
+    except AwsError:
+        return None
+    return dlami_family(current.name) if current is not None else None
 
 
 def cdk_bootstrap(clients: Clients, cfg: ClusterConfig) -> list[Result]:

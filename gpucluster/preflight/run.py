@@ -7,7 +7,7 @@ from rich.markup import escape
 
 from gpucluster.aws.clients import Clients
 from gpucluster.config import ClusterConfig
-from gpucluster.preflight import account, reservations
+from gpucluster.preflight import account, quotas, reservations
 from gpucluster.preflight.result import FAIL, PASS, SKIP, Result, guarded
 from gpucluster.tables import print_table, table
 
@@ -15,7 +15,7 @@ CHECKS = (
     ("region and AZ", account.zone),
     ("instance types", account.instance_types),
     ("reservations", reservations.reservations),
-    ("quotas", account.quotas),
+    ("quotas", quotas.quotas),
     ("AMI", account.image),
     ("CDK bootstrap", account.cdk_bootstrap),
     ("network", account.network),

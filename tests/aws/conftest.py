@@ -1,3 +1,3 @@
-from tests.aws.stubs import aws
+from tests.aws.stubs import aws, moto_aws
 
-__all__ = ["aws"]
+__all__ = ["aws", "moto_aws"]

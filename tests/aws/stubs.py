@@ -51,3 +51,15 @@ def aws(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactor
     monkeypatch.setenv("GPUCLUSTER_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     yield stubbed
     stubbed.check_all_used()
+
+
+@pytest.fixture
+def moto_aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """moto's account (123456789012) behind every boto3 client, with test credentials."""
+    from moto import mock_aws
+
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(key, "testing")
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    with mock_aws():
+        yield

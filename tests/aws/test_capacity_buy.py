@@ -1,62 +1,30 @@
-"""`capacity buy` and `capacity extend`: the charge is shown and confirmed, the config
-keeps every line it did not mean to change, and a failed purchase leaves it unchanged."""
+"""`capacity buy`: the charge is shown and confirmed, the config keeps every line it did
+not mean to change, a failed purchase leaves it unchanged, and an offering `capacity find`
+did not show here is looked up again."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from gpucluster.capacity import offerings
-from gpucluster.cli import app
 from gpucluster.config.loader import load_config
+from tests.aws.buying import (
+    END,
+    OFFERING,
+    RESERVATION,
+    START,
+    bought_config,
+    config,
+    purchase_ok,
+    remember,
+    run,
+)
 from tests.aws.config_text import COMMENTED_CONFIG
 from tests.aws.stubs import StubbedAws
 
-START = datetime(2027, 6, 7, 11, 30, tzinfo=UTC)
-END = datetime(2027, 6, 14, 11, 30, tzinfo=UTC)
-OFFERING = "cb-0123456789abcdef0"
-RESERVATION = "cr-0fedcba9876543210"
-
-
-def run(*args: str, input: str | None = None):  # noqa: A002 - CliRunner's name
-    return CliRunner().invoke(app, list(args), input=input)
-
-
-def remember(region: str = "us-east-2", az: str = "us-east-2b", count: int = 2) -> None:
-    offerings.remember(
-        [
-            offerings.Offering(
-                OFFERING, region, az, "p5.48xlarge", count, START, END, 168, Decimal("64512.00"), "USD"
-            )
-        ]
-    )
-
-
-@pytest.fixture
-def config(tmp_path: Path) -> Path:
-    path = tmp_path / "cluster.yaml"
-    path.write_text(COMMENTED_CONFIG)
-    return path
-
-
-def purchase_ok(aws: StubbedAws) -> None:
-    aws.ec2().add_response(
-        "purchase_capacity_block",
-        {
-            "CapacityReservation": {
-                "CapacityReservationId": RESERVATION,
-                "AvailabilityZone": "us-east-2b",
-                "StartDate": START,
-                "EndDate": END,
-                "State": "payment-pending",
-            }
-        },
-        {"CapacityBlockOfferingId": OFFERING, "InstancePlatform": "Linux/UNIX"},
-    )
+__all__ = ["config"]  # the fixture
 
 
 def test_buy_shows_the_charge_asks_and_writes_the_block(aws: StubbedAws, config: Path) -> None:
@@ -150,69 +118,110 @@ def test_a_block_in_another_az_than_an_existing_subnet_is_refused(aws: StubbedAw
     assert aws.made == []
 
 
-def test_an_unknown_offering_asks_for_capacity_find(aws: StubbedAws, config: Path) -> None:
-    result = run("capacity", "buy", "cb-0999999999999999", "--config", str(config), "--yes")
-    assert result.exit_code == 2
-    assert "run `gpucluster capacity find" in result.stderr
+def raw_offering(offering_id: str, az: str = "us-east-2b") -> dict:
+    return {
+        "CapacityBlockOfferingId": offering_id,
+        "InstanceType": "p5.48xlarge",
+        "AvailabilityZone": az,
+        "InstanceCount": 2,
+        "StartDate": START,
+        "EndDate": END,
+        "CapacityBlockDurationHours": 168,
+        "UpfrontFee": "64512.00",
+        "CurrencyCode": "USD",
+    }
 
 
-def bought_config(config: Path, aws: StubbedAws) -> None:
-    remember()
+# The config's train group: 2 x p5.48xlarge; --days 7 gives the length.
+ASK = {"InstanceType": "p5.48xlarge", "InstanceCount": 2, "CapacityDurationHours": 168}
+
+
+def test_an_offering_found_in_the_console_is_looked_up_and_bought(aws: StubbedAws, config: Path) -> None:
+    # No `capacity find` here: the id is found again, on the second page of the answer.
+    aws.ec2().add_response(
+        "describe_capacity_block_offerings",
+        {"CapacityBlockOfferings": [raw_offering("cb-0aaaaaaaaaaaaaaa1")], "NextToken": "t1"},
+        ASK,
+    )
+    aws.ec2().add_response(
+        "describe_capacity_block_offerings",
+        {"CapacityBlockOfferings": [raw_offering(OFFERING)]},
+        {**ASK, "NextToken": "t1"},
+    )
     purchase_ok(aws)
-    assert run("capacity", "buy", OFFERING, "--config", str(config), "--yes").exit_code == 0
-
-
-def test_extend_buys_the_extension_and_moves_the_end(aws: StubbedAws, config: Path) -> None:
-    bought_config(config, aws)
-    before = config.read_text()
-    new_end = datetime(2027, 6, 21, 11, 30, tzinfo=UTC)
-    aws.ec2().add_response(
-        "describe_capacity_block_extension_offerings",
-        {
-            "CapacityBlockExtensionOfferings": [
-                {
-                    "CapacityBlockExtensionOfferingId": "cbe-0123456789abcdef0",
-                    "CapacityBlockExtensionDurationHours": 168,
-                    "CapacityBlockExtensionEndDate": new_end,
-                    "UpfrontFee": "60000.00",
-                    "CurrencyCode": "USD",
-                }
-            ]
-        },
-        {"CapacityReservationId": RESERVATION, "CapacityBlockExtensionDurationHours": 168},
+    result = run(
+        "capacity", "buy", OFFERING, "--config", str(config), "--group", "train", "--days", "7", input="y\n"
     )
-    aws.ec2().add_response(
-        "purchase_capacity_block_extension",
-        {
-            "CapacityBlockExtensions": [
-                {"CapacityReservationId": RESERVATION, "CapacityBlockExtensionEndDate": new_end}
-            ]
-        },
-        {"CapacityBlockExtensionOfferingId": "cbe-0123456789abcdef0", "CapacityReservationId": RESERVATION},
-    )
-    result = run("capacity", "extend", "--config", str(config), "--days", "7", "--yes")
     assert result.exit_code == 0, result.output
-    after = config.read_text()
-    assert set(before.splitlines()) - set(after.splitlines()) == {"      end: 2027-06-14T11:30:00Z"}
-    assert set(after.splitlines()) - set(before.splitlines()) == {"      end: 2027-06-21T11:30:00Z"}
+    assert "64,512.00 USD (24.0000 per GPU-hour)" in result.stdout and "Buy?" in result.output
+    capacity = load_config(config).compute_groups[0].capacity
+    assert capacity.reservation_id == RESERVATION  # type: ignore[union-attr]
 
 
-def test_extend_with_no_offering_buys_nothing(aws: StubbedAws, config: Path) -> None:
-    bought_config(config, aws)
-    before = config.read_text()
+def test_options_name_an_offering_of_another_size_and_dates(aws: StubbedAws, config: Path) -> None:
+    ask = {
+        "InstanceType": "p5.48xlarge",
+        "InstanceCount": 4,
+        "CapacityDurationHours": 24 * 14,
+        "StartDateRange": datetime(2027, 6, 1, tzinfo=UTC),
+    }
+    aws.ec2().add_response("describe_capacity_block_offerings", {"CapacityBlockOfferings": []}, ask)
+    result = run(
+        "capacity", "buy", OFFERING, "--config", str(config), "--yes",
+        "--instance-type", "p5.48xlarge", "--count", "4", "--days", "14", "--start-after", "2027-06-01",
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    flat = " ".join(result.stderr.split())
+    assert f"OFFERING_ID: {OFFERING} is not offered now for 4 x p5.48xlarge for 14 days in us-east-2" in flat
+    assert "(offered: none)" in flat and "gpucluster capacity find" in flat
+    assert config.read_text() == COMMENTED_CONFIG
+
+
+def test_an_id_no_longer_offered_is_refused_before_buying(aws: StubbedAws, config: Path) -> None:
     aws.ec2().add_response(
-        "describe_capacity_block_extension_offerings", {"CapacityBlockExtensionOfferings": []}
+        "describe_capacity_block_offerings",
+        {"CapacityBlockOfferings": [raw_offering("cb-0aaaaaaaaaaaaaaa1")]},
+        ASK,
     )
-    result = run("capacity", "extend", "--config", str(config), "--days", "7", "--yes")
-    assert result.exit_code == 1
-    assert "no extension of 7 days" in result.stdout
+    result = run(
+        "capacity", "buy", OFFERING, "--config", str(config), "--yes", "--group", "train", "--days", "7"
+    )
+    assert result.exit_code == 2, result.output
+    assert "(offered: cb-0aaaaaaaaaaaaaaa1)" in " ".join(result.stderr.split())
+    assert config.read_text() == COMMENTED_CONFIG  # and no purchase was queued: the stub checks
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ([], "several compute groups"),
+        (["--group", "train"], "--days: the offering's length is not known"),
+        (["--group", "nope"], "has no group named nope"),
+        (["--instance-type", "p4d.24xlarge", "--days", "7"], "--count: the offering's instance count"),
+    ],
+)
+def test_without_find_the_offering_must_be_described(
+    aws: StubbedAws, config: Path, extra: list[str], message: str
+) -> None:
+    result = run("capacity", "buy", OFFERING, "--config", str(config), "--yes", *extra)
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.stderr.split())
+    assert "Traceback" not in result.output
+    assert aws.made == []
+
+
+def test_the_next_block_of_a_block_group_has_its_length(aws: StubbedAws, config: Path) -> None:
+    bought_config(config, aws)
+    other = "cb-0ccccccccccccccc1"
+    aws.ec2().add_response(
+        "describe_capacity_block_offerings", {"CapacityBlockOfferings": [raw_offering(other)]}, ASK
+    )
+    aws.ec2().add_client_error("purchase_capacity_block", "InsufficientInstanceCapacity", "sold out")
+    before = config.read_text()
+    result = run("capacity", "buy", other, "--config", str(config), "--yes", "--group", "train")
+    assert result.exit_code == 1, result.output
+    assert "InsufficientInstanceCapacity" in result.stderr
     assert config.read_text() == before
-
-
-def test_extend_needs_a_block_group(aws: StubbedAws, config: Path) -> None:
-    result = run("capacity", "extend", "--config", str(config), "--days", "7")
-    assert result.exit_code == 2
-    assert "has no Capacity Block group" in result.stderr
 
 
 def test_a_write_that_fails_after_paying_prints_the_reservation(

@@ -130,3 +130,37 @@ def test_wait_stops_at_payment_failed(aws: StubbedAws) -> None:
     result = run("capacity", "wait", RESERVATION, "--region", "us-east-2")
     assert result.exit_code == 1
     assert f"{RESERVATION} is payment-failed" in result.stdout
+
+
+def test_wait_for_a_reservation_ec2_does_not_list_stops_at_once(aws: StubbedAws) -> None:
+    aws.ec2().add_response("describe_capacity_reservations", {"CapacityReservations": []})
+    result = run("capacity", "wait", RESERVATION, "--region", "us-east-2")
+    assert result.exit_code == 1
+    assert f"{RESERVATION} not found in us-east-2" in " ".join(result.stdout.split())
+    assert "timeout" not in result.stdout
+
+
+def test_show_names_a_reservation_ec2_does_not_list(aws: StubbedAws) -> None:
+    aws.ec2().add_response("describe_capacity_reservations", {"CapacityReservations": []})
+    result = run("capacity", "show", "--config", str(EXAMPLE))
+    assert result.exit_code == 1
+    (line,) = [line for line in result.stdout.splitlines() if RESERVATION in line and "│" in line]
+    assert "not found" in line
+    assert f"not found in us-east-2: {RESERVATION}" in " ".join(result.stdout.split())
+
+
+def test_wait_reads_every_page_before_it_says_active(aws: StubbedAws) -> None:
+    ids = ["cr-01111111111111111", "cr-02222222222222222"]
+    aws.ec2().add_response(
+        "describe_capacity_reservations",
+        {"CapacityReservations": [raw(ids[0], "active")], "NextToken": "n"},
+        {"CapacityReservationIds": ids},
+    )
+    aws.ec2().add_response(
+        "describe_capacity_reservations",
+        {"CapacityReservations": [raw(ids[1], "active")]},
+        {"CapacityReservationIds": ids, "NextToken": "n"},
+    )
+    result = run("capacity", "wait", *ids, "--region", "us-east-2")
+    assert result.exit_code == 0, result.output
+    assert f"{ids[0]} active, {ids[1]} active" in result.stdout

@@ -1,128 +1,19 @@
-"""`gpucluster preflight`: moto for STS, EC2 describes, SSM and CloudFormation; Stubber for
-capacity reservations and Service Quotas (moto lacks both). Exit 0 / 1 / 2."""
+"""`gpucluster preflight`: every check's pass and fail with its fix; exit 0 / 1 / 2
+(the AWS behind it: tests/aws/preflight_aws.py; the quota rows: test_preflight_quotas.py)."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import boto3
 import pytest
 from botocore.stub import Stubber
-from moto import mock_aws
-from typer.testing import CliRunner
 
 from gpucluster.aws import clients
-from gpucluster.cli import app
-from gpucluster.config.image import DLAMI_UBUNTU_2404
-from gpucluster.preflight.account import family
-from tests.moto_models import publish_public_parameter
+from tests.aws.preflight_aws import DLAMI_NAME, EXAMPLE, REGION, Aws, account_ready, aws, rows, run
 
-REGION = "us-east-2"
-EXAMPLE = Path(__file__).parents[2] / "examples" / "default.yaml"
-RESERVATION = "cr-0a1b2c3d4e5f67890"
-DLAMI_NAME = "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 24.04) 20261120"
-
-
-class SplitClient:
-    """A moto-backed client whose calls in `stubbed` go to a Stubber instead."""
-
-    def __init__(self, real: Any, stubbed: Any, operations: set[str]) -> None:
-        self._real, self._stubbed, self._operations = real, stubbed, operations
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stubbed if name in self._operations else self._real, name)
-
-    def get_paginator(self, name: str) -> Any:
-        return (self._stubbed if name in self._operations else self._real).get_paginator(name)
-
-
-class Aws:
-    def __init__(self) -> None:
-        def fake(service: str) -> Any:
-            return boto3.client(service, region_name=REGION)  # type: ignore[call-overload]
-
-        self.ec2_stub = Stubber(fake("ec2"))
-        self.quota_stub = Stubber(fake("service-quotas"))
-        self.ec2_stub.activate()
-        self.quota_stub.activate()
-
-    def client(self, service: str, region: str) -> Any:
-        real = boto3.client(service, region_name=region)  # type: ignore[call-overload]
-        if service == "ec2":
-            return SplitClient(real, self.ec2_stub.client, {"describe_capacity_reservations"})
-        if service == "service-quotas":
-            return self.quota_stub.client
-        return real
-
-    def reservation(self, **changes: Any) -> None:
-        raw = {
-            "CapacityReservationId": RESERVATION,
-            "InstanceType": "p5.48xlarge",
-            "InstancePlatform": "Linux/UNIX",
-            "AvailabilityZone": "us-east-2a",
-            "TotalInstanceCount": 2,
-            "State": "scheduled",
-            "ReservationType": "capacity-block",
-            "StartDate": datetime(2027, 6, 7, 11, 30, tzinfo=UTC),
-            "EndDate": datetime(2027, 6, 14, 11, 30, tzinfo=UTC),
-        }
-        self.ec2_stub.add_response(
-            "describe_capacity_reservations",
-            {"CapacityReservations": [{**raw, **changes}]},
-            {"CapacityReservationIds": [RESERVATION]},
-        )
-
-    def quota(self, value: float = 64.0) -> None:
-        # Head m7i.2xlarge (8) + login m7i.xlarge (4): the block's p5 nodes are not counted.
-        self.quota_stub.add_response(
-            "get_service_quota",
-            {"Quota": {"QuotaCode": "L-1216C47A", "Value": value}},
-            {"ServiceCode": "ec2", "QuotaCode": "L-1216C47A"},
-        )
-
-
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch):
-    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
-        monkeypatch.setenv(key, "testing")
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    with mock_aws():
-        fake = Aws()
-        monkeypatch.setattr(clients, "make_client", fake.client)
-        yield fake
-        fake.ec2_stub.assert_no_pending_responses()
-        fake.quota_stub.assert_no_pending_responses()
-
-
-def account_ready(name: str = DLAMI_NAME, bootstrap_version: str = "21") -> None:
-    ec2 = boto3.client("ec2", region_name=REGION)
-    base = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
-    instance = ec2.run_instances(ImageId=base, MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
-    ami = ec2.create_image(InstanceId=instance, Name=name)["ImageId"]
-    publish_public_parameter("123456789012", REGION, DLAMI_UBUNTU_2404, ami)
-    template = {
-        "Resources": {"Staging": {"Type": "AWS::S3::Bucket"}},
-        "Outputs": {"BootstrapVersion": {"Value": bootstrap_version}},
-    }
-    boto3.client("cloudformation", region_name=REGION).create_stack(
-        StackName="CDKToolkit", TemplateBody=json.dumps(template)
-    )
-
-
-def run(config: Path = EXAMPLE):
-    return CliRunner().invoke(app, ["preflight", str(config)])
-
-
-def rows(output: str) -> dict[str, str]:
-    found = {}
-    for line in output.splitlines():
-        cells = [cell.strip() for cell in line.split("│")]
-        if len(cells) > 3 and cells[1] in ("pass", "FAIL", "skip"):
-            found[cells[2]] = " | ".join(cells[1:])
-    return found
+__all__ = ["aws"]  # the fixture, imported to replace the StubbedAws one of conftest
 
 
 def test_an_account_ready_for_the_example_passes(aws: Aws) -> None:
@@ -139,6 +30,7 @@ def test_an_account_ready_for_the_example_passes(aws: Aws) -> None:
         "m7i.xlarge in AZ",
         "p5.48xlarge in AZ",
         "reservation gpu",
+        "quota gpu",
         "quota Standard",
         "AMI",
         "CDK bootstrap",
@@ -146,6 +38,8 @@ def test_an_account_ready_for_the_example_passes(aws: Aws) -> None:
     }
     assert all(row.startswith("pass") for row in table.values())
     assert "12" in table["quota Standard"] and "CDKToolkit version 21" in table["CDK bootstrap"]
+    flat = " ".join(result.stdout.split())
+    assert "2 x p5.48xlarge in Capacity Block cr-0a1b2c3d4e5f67890: not counted against Running" in flat
 
 
 def test_each_failure_names_its_fix(aws: Aws) -> None:
@@ -237,13 +131,71 @@ def test_an_existing_subnet_in_another_az_fails(tmp_path: Path, aws: Aws) -> Non
     assert f"{subnet['SubnetId']} is in us-east-2b, not us-east-2a" in result.stdout
 
 
-def test_instance_families_map_to_their_quota() -> None:
-    assert [family(t) for t in ("p5.48xlarge", "g6e.48xlarge", "vt1.3xlarge", "trn2.48xlarge")] == [
-        "P",
-        "G",
-        "G",
-        "Trn",
+def test_instance_type_offerings_are_read_to_the_last_page(aws: Aws) -> None:
+    account_ready()
+    aws.ec2_stubbed.add("describe_instance_type_offerings")
+    ask = {
+        "LocationType": "availability-zone",
+        "Filters": [
+            {"Name": "location", "Values": ["us-east-2a"]},
+            {"Name": "instance-type", "Values": ["m7i.2xlarge", "m7i.xlarge", "p5.48xlarge"]},
+        ],
+    }
+    offered = [
+        {"InstanceType": t, "LocationType": "availability-zone", "Location": "us-east-2a"}
+        for t in ("m7i.2xlarge", "m7i.xlarge")
     ]
-    assert [
-        family(t) for t in ("inf2.48xlarge", "dl1.24xlarge", "m7i.2xlarge", "c7i.large", "hpc7a.96xlarge")
-    ] == ["Inf", "DL", "Standard", "Standard", None]
+    aws.ec2_stub.add_response(
+        "describe_instance_type_offerings", {"InstanceTypeOfferings": offered[:1], "NextToken": "p"}, ask
+    )
+    aws.ec2_stub.add_response(
+        "describe_instance_type_offerings", {"InstanceTypeOfferings": offered[1:]}, {**ask, "NextToken": "p"}
+    )
+    aws.reservation()
+    aws.quota()
+    result = run()
+    assert result.exit_code == 1, result.output
+    table = rows(result.stdout)
+    # Both pages read: the head's and the login's types pass; the empty answer for p5 fails.
+    assert table["m7i.2xlarge in AZ"].startswith("pass") and table["m7i.xlarge in AZ"].startswith("pass")
+    assert (
+        table["p5.48xlarge in AZ"].startswith("FAIL")
+        and "not offered in us-east-2a" in table["p5.48xlarge in AZ"]
+    )
+
+
+def test_a_pinned_ami_of_another_dlami_than_the_parameter_fails(tmp_path: Path, aws: Aws) -> None:
+    account_ready()  # the parameter names a Base OSS DLAMI of 20261120
+    ec2 = boto3.client("ec2", region_name=REGION)
+    base = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+    instance = ec2.run_instances(ImageId=base, MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
+    pytorch = "Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.7 (Ubuntu 24.04) 20261101"
+    other = ec2.create_image(InstanceId=instance, Name=pytorch)["ImageId"]
+    older = ec2.create_image(InstanceId=instance, Name=DLAMI_NAME.replace("20261120", "20261001"))["ImageId"]
+    outputs = {}
+    for pinned in (other, older):
+        aws.reservation()
+        aws.quota()
+        config = tmp_path / f"{pinned}.yaml"
+        config.write_text(EXAMPLE.read_text().replace("  ami_id: null", f"  ami_id: {pinned}"))
+        outputs[pinned] = run(config).stdout
+    # An older release of the same DLAMI is what pinning is for; another DLAMI is not.
+    assert rows(outputs[older])["AMI"].startswith("pass")
+    assert rows(outputs[other])["AMI"].startswith("FAIL")
+    assert (
+        "image.ssm_parameter names 'Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 24.04)' images"
+        in " ".join(outputs[other].split())
+    )
+
+
+def test_a_pinned_ami_the_account_cannot_see_fails_with_its_fix(tmp_path: Path, aws: Aws) -> None:
+    account_ready()
+    aws.reservation()
+    aws.quota()
+    config = tmp_path / "gone.yaml"
+    config.write_text(EXAMPLE.read_text().replace("  ami_id: null", "  ami_id: ami-0123456789abcdef0"))
+    result = run(config)
+    assert result.exit_code == 1
+    assert rows(result.stdout)["AMI"].startswith("FAIL")
+    flat = " ".join(result.stdout.split())
+    assert "ami-0123456789abcdef0 does not exist in us-east-2 or is not shared with the account" in flat

@@ -73,7 +73,7 @@ def test_the_head_may_write_only_its_image_parameter(roles):
     statement = _statements(roles, "head")["PublishHeadImage"]
     assert statement["Action"] == "ssm:PutParameter"
     (_, parts) = statement["Resource"]["Fn::Join"]
-    assert parts[-1].endswith(":parameter/gpucluster/demo/head/image")
+    assert parts[-1].endswith(":parameter/gpucluster/demo/head/booted-image")
     assert not any(
         "PutParameter" in str(s["Action"])
         for r in ("login", "compute")

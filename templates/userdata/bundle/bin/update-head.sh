@@ -19,6 +19,8 @@ source "${BUNDLE_DIR}/lib/entry.sh"
 source "${BUNDLE_DIR}/lib/slurm.sh"
 # shellcheck source=../lib/roles.sh
 source "${BUNDLE_DIR}/lib/roles.sh"
+# shellcheck source=../lib/system.sh
+source "${BUNDLE_DIR}/lib/system.sh"
 
 # roles.sh and slurm.sh read these, as in a head bootstrap.
 ROLE="head"
@@ -66,12 +68,13 @@ verify_bundle() {
 
 # The previous bundle stays next to the new one until the next update, for a look back.
 swap_bundle() {
-  local installed="${R}${BUNDLE_INSTALL_DIR}"
-  rm -rf "${installed}.previous"
-  if [[ -d "${installed}" ]]; then
-    mv "${installed}" "${installed}.previous"
+  # Not "installed": shellcheck reads pin_kernel's array of that name (lib/system.sh) into it.
+  local live="${R}${BUNDLE_INSTALL_DIR}"
+  rm -rf "${live}.previous"
+  if [[ -d "${live}" ]]; then
+    mv "${live}" "${live}.previous"
   fi
-  mv "${NEXT_DIR}" "${installed}"
+  mv "${NEXT_DIR}" "${live}"
   rm -f "${NEXT_ARCHIVE}"
   log "bundle ${WANT_SHA256} installed in ${BUNDLE_INSTALL_DIR}"
 }
@@ -133,6 +136,9 @@ apply() {
   step install_controller_files
   step apply_slurm_config
   step install_agents
+  # A head that booted before the Cluster stack created its image record writes it here,
+  # once (its marker is the record's); a head that wrote it already makes no call.
+  step record_head_image
   step record_applied
 }
 

@@ -51,11 +51,13 @@ verify_kernel() {
 }
 
 # The head boots the same AMI as every node: it publishes the AMI id and the kernel it
-# booted, for `gpucluster ami pin --kernel-from-cluster` to copy into image.kernel. Written
-# to SSM only when it changed (the marker), so a rerun makes no call. Not fatal: the
+# booted, for `gpucluster ami pin --kernel-from-cluster` to copy into image.kernel, over
+# the Cluster stack's placeholder. Written to SSM only when it changed (the marker), so a
+# rerun makes no call; the marker is named for the parameter, so a head that wrote the
+# older /head/image parameter writes the stack's at its next boot. Not fatal: the
 # cluster runs without it, but the line says how to get it.
 record_head_image() {
-  local ami kernel value marker="${STATE_DIR}/head-image.json"
+  local ami kernel value marker="${STATE_DIR}/head-booted-image.json"
   ami="$(retry AWS_RETRIES imds ami-id)" || { log "WARNING cannot read ami-id from IMDSv2; ${PARAM_HEAD_IMAGE} not written"; return 0; }
   kernel="$(uname -r)"
   value="{\"ami_id\":\"${ami}\",\"kernel\":\"${kernel}\"}"
