@@ -1,4 +1,9 @@
-"""cdk-nag AwsSolutions runs on every stack at synth and stops on a new finding."""
+"""cdk-nag AwsSolutions runs on every example and stops synth on a new finding.
+
+`gpucluster synth` leaves it out unless asked (`--nag`); the CDK app (`cdk synth|deploy`),
+CI and this suite run it. The templates are the same either way (tests/test_cdk_cli.py and
+tests/test_synth_command.py compare them byte for byte).
+"""
 
 from __future__ import annotations
 
@@ -8,13 +13,21 @@ import pytest
 
 from gpucluster.synth.app import build_app
 from gpucluster.synth.cdk_runtime import cdk_context
+from tests.conftest import EXAMPLE_NAMES
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_every_example_passes_nag(synthesized, example):
+    # The session synth runs with nag (tests/conftest.py); the report is written only when it ran.
+    report = json.loads((synthesized[example].outdir / "validation-report.json").read_text())
+    assert [p for p in report["pluginReports"] if p.get("conclusion") != "success"] == []
 
 
 def test_a_new_finding_fails_synth(tmp_path, example_configs):
     from aws_cdk import aws_s3 as s3
 
     cfg = example_configs["default"]
-    app = build_app(cfg, outdir=str(tmp_path), context=cdk_context())
+    app = build_app(cfg, outdir=str(tmp_path), context=cdk_context(), nag=True)
     storage = app.node.find_child(f"{cfg.name}-storage")
     s3.CfnBucket(storage, "PlantedBucket")
     with pytest.raises(RuntimeError, match="ValidationFailed"):
@@ -28,3 +41,13 @@ def test_a_new_finding_fails_synth(tmp_path, example_configs):
     }
     assert set(failing) == {"AwsSolutions-S1", "AwsSolutions-S10"}, "only the planted bucket's findings"
     assert all(paths == [f"{cfg.name}-storage/PlantedBucket"] for paths in failing.values())
+
+
+def test_without_nag_a_finding_does_not_stop_synth(tmp_path, example_configs):
+    from aws_cdk import aws_s3 as s3
+
+    cfg = example_configs["default"]
+    app = build_app(cfg, outdir=str(tmp_path), context=cdk_context(), nag=False)
+    s3.CfnBucket(app.node.find_child(f"{cfg.name}-storage"), "PlantedBucket")
+    app.synth()
+    assert not (tmp_path / "validation-report.json").exists()

@@ -34,12 +34,15 @@ def build_app(
     cfg: ClusterConfig,
     outdir: str | None = None,
     context: dict[str, Any] | None = None,
-    nag: bool = True,
+    *,
+    nag: bool,
     source: str | Path = "<config>",
 ) -> cdk.App:
-    """The cluster's app; `nag=False` leaves cdk-nag out entirely (its import and its checks
-    cost about a quarter of a default synth), which `make bench` uses to show that cost.
-    A config whose user-data cannot fit is bad input in `source`, the config file."""
+    """The cluster's app; `nag=True` adds cdk-nag's AwsSolutions checks, which fail synth on
+    an unacknowledged finding. They never change a template, and their import and checks
+    cost about a quarter of a synth, so only what deploys (`cdk synth|deploy`), `gpucluster
+    synth --nag`, CI and the test suite run them. A config whose user-data cannot fit is
+    bad input in `source`, the config file."""
     try:
         return _build_app(cfg, outdir, context, nag)
     except UserDataTooLarge as exc:
@@ -108,7 +111,8 @@ def app_from_context() -> cdk.App:
     # the environment; a bare App reads them, and build_app's App does too.
     context = cdk.App().node.get_all_context()
     path = config_path(context, cdk_context())
-    return build_app(load_config(path), source=path)
+    # What `cdk deploy` ships is always checked.
+    return build_app(load_config(path), nag=True, source=path)
 
 
 def cdk_app_main() -> None:
@@ -120,8 +124,9 @@ def cdk_app_main() -> None:
 
 
 def synthesize(
-    cfg: ClusterConfig, outdir: str | Path, nag: bool = True, source: str | Path = "<config>"
+    cfg: ClusterConfig, outdir: str | Path, nag: bool = False, source: str | Path = "<config>"
 ) -> SynthResult:
+    """The templates in `outdir`; byte-identical with or without `nag`, which only checks."""
     app = build_app(cfg, outdir=str(outdir), context=cdk_context(), nag=nag, source=source)
     assembly = app.synth()
     templates = {stack.stack_name: stack.template for stack in assembly.stacks}
