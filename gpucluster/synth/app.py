@@ -75,7 +75,7 @@ def _build_app(cfg: ClusterConfig, outdir: str | None, context: dict[str, Any] |
         stack_names["storage"],
         cfg=cfg,
         subnet_id=network.network.subnet_id,
-        storage_security_group_id=network.security_groups.storage.attr_group_id,
+        storage_security_group_id=network.security_groups.storage.att("GroupId"),
         env=env,
         description=f"{description}: file systems and the munge key (retained)",
     )
@@ -85,8 +85,8 @@ def _build_app(cfg: ClusterConfig, outdir: str | None, context: dict[str, Any] |
         cfg=cfg,
         vpc_id=network.network.vpc_id,
         subnet_id=network.network.subnet_id,
-        nodes_security_group_id=network.security_groups.nodes.attr_group_id,
-        efa_security_group_id=network.security_groups.efa.attr_group_id,
+        nodes_security_group_id=network.security_groups.nodes.att("GroupId"),
+        efa_security_group_id=network.security_groups.efa.att("GroupId"),
         env=env,
         description=f"{description}: head, login and compute nodes",
     ).add_stack_dependency(storage, "nodes mount the file systems at boot")
