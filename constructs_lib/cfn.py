@@ -148,3 +148,9 @@ def auto_scaling_group(
         else [{"key": key, "value": value, "propagateAtLaunch": False} for key, value in tags.items()]
     )
     return AutoScalingGroupResource(scope, id, "AWS::AutoScaling::AutoScalingGroup", properties, initial)
+
+
+def string_parameter(scope: Construct, id: str, name: str, value: str, description: str) -> Resource:
+    """An SSM String parameter (what ssm.CfnParameter with type String writes)."""
+    properties = {"Description": description, "Name": name, "Type": "String", "Value": value}
+    return resource(scope, id, "AWS::SSM::Parameter", properties)
