@@ -50,7 +50,7 @@ class ClusterStack(cdk.Stack):
                 cfg=cfg,
                 bundle_bucket_arn=bundle.bucket_arn,
                 bundle_object_key=bundle.object_key,
-                log_group_arn=node_logs.log_group.log_group_arn,
+                log_group_arn=node_logs.log_group_arn,
             ),
         )
         # The head finds the bundle through this parameter, not its user data: a new bundle
@@ -69,7 +69,7 @@ class ClusterStack(cdk.Stack):
                 cfg=cfg,
                 image_id=image_id,
                 subnet_id=subnet_id,
-                instance_profile_arn=roles.instance_profiles[role].attr_arn,
+                instance_profile_arn=roles.instance_profiles[role].att("Arn"),
                 security_group_ids=[nodes_security_group_id],
                 user_data=render_user_data(cfg, role, bundle_ref),
             )
@@ -92,7 +92,7 @@ class ClusterStack(cdk.Stack):
                     group=group,
                     image_id=image_id,
                     subnet_id=subnet_id,
-                    instance_profile_arn=roles.instance_profiles["compute"].attr_arn,
+                    instance_profile_arn=roles.instance_profiles["compute"].att("Arn"),
                     security_group_ids=[nodes_security_group_id, efa_security_group_id],
                     user_data=render_user_data(cfg, "compute", bundle.ref, group),
                     creates_placement_group=group.creates_placement_group,
