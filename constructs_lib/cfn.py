@@ -150,7 +150,10 @@ def auto_scaling_group(
     return AutoScalingGroupResource(scope, id, "AWS::AutoScaling::AutoScalingGroup", properties, initial)
 
 
-def string_parameter(scope: Construct, id: str, name: str, value: str, description: str) -> Resource:
-    """An SSM String parameter (what ssm.CfnParameter with type String writes)."""
+def string_parameter(
+    scope: Construct, id: str, name: str, value: str | Mapping[str, Any], description: str
+) -> Resource:
+    """An SSM String parameter (what ssm.CfnParameter with type String writes); `value` is a
+    string or an intrinsic function that makes one."""
     properties = {"Description": description, "Name": name, "Type": "String", "Value": value}
     return resource(scope, id, "AWS::SSM::Parameter", properties)

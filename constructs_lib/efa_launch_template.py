@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import aws_cdk as cdk
-from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
-from constructs_lib.launch_settings import cfn_tags, imds_v2_only, root_volume
+from constructs_lib.cfn import Resource, resource
+from constructs_lib.launch_settings import imds_v2_only, root_volume, tag_specifications
 from gpucluster.catalog import InstanceType
 from gpucluster.efa import InterfaceSlot, efa_interface_layout
 
@@ -42,12 +41,7 @@ class EfaLaunchTemplateProps:
 
 
 def network_interfaces(slots: list[InterfaceSlot], security_group_ids: list[str]) -> list[dict[str, Any]]:
-    """`LaunchTemplateData.NetworkInterfaces` as CloudFormation JSON.
-
-    Written as plain JSON in one property override rather than as one jsii struct per
-    interface: a p5 has 33 interfaces, and building them as structs made the synth of a
-    many-group cluster grow with its interface count.
-    """
+    """`LaunchTemplateData.NetworkInterfaces` as CloudFormation JSON (a p5 has 33)."""
     interfaces = []
     for slot in slots:
         interface: dict[str, Any] = {
@@ -63,51 +57,28 @@ def network_interfaces(slots: list[InterfaceSlot], security_group_ids: list[str]
 
 
 class EfaLaunchTemplate(Construct):
-    template: ec2.CfnLaunchTemplate
+    template: Resource
 
     def __init__(self, scope: Construct, id: str, props: EfaLaunchTemplateProps) -> None:
         super().__init__(scope, id)
         slots = efa_interface_layout(props.instance) if props.efa else [InterfaceSlot(0, 0, "interface")]
-        market = None
+        data: dict[str, Any] = {
+            "BlockDeviceMappings": [root_volume(props.root_volume_gib)],
+            "EbsOptimized": True,
+            "IamInstanceProfile": {"Arn": props.instance_profile_arn},
+            "ImageId": props.image_id,
+            "InstanceType": props.instance.name,
+            "MetadataOptions": imds_v2_only(),
+            "NetworkInterfaces": network_interfaces(slots, props.security_group_ids),
+            "TagSpecifications": tag_specifications(props.tags, ("instance", "volume", "network-interface")),
+            "UserData": {"Fn::Base64": props.user_data},
+        }
         if props.capacity.market_type is not None:
-            market = ec2.CfnLaunchTemplate.InstanceMarketOptionsProperty(
-                market_type=props.capacity.market_type
-            )
-        reservation = None
+            data["InstanceMarketOptions"] = {"MarketType": props.capacity.market_type}
         if props.capacity.reservation_id is not None:
-            reservation = ec2.CfnLaunchTemplate.CapacityReservationSpecificationProperty(
-                capacity_reservation_target=ec2.CfnLaunchTemplate.CapacityReservationTargetProperty(
-                    capacity_reservation_id=props.capacity.reservation_id
-                )
-            )
-        tag_list = cfn_tags(props.tags)
-        self.template = ec2.CfnLaunchTemplate(
-            self,
-            "Template",
-            launch_template_data=ec2.CfnLaunchTemplate.LaunchTemplateDataProperty(
-                image_id=props.image_id,
-                instance_type=props.instance.name,
-                iam_instance_profile=ec2.CfnLaunchTemplate.IamInstanceProfileProperty(
-                    arn=props.instance_profile_arn
-                ),
-                instance_market_options=market,
-                capacity_reservation_specification=reservation,
-                placement=(
-                    ec2.CfnLaunchTemplate.PlacementProperty(group_name=props.placement_group_name)
-                    if props.placement_group_name
-                    else None
-                ),
-                metadata_options=imds_v2_only(),
-                block_device_mappings=[root_volume(props.root_volume_gib)],
-                ebs_optimized=True,
-                user_data=cdk.Fn.base64(props.user_data),
-                tag_specifications=[
-                    ec2.CfnLaunchTemplate.TagSpecificationProperty(resource_type=kind, tags=tag_list)
-                    for kind in ("instance", "volume", "network-interface")
-                ],
-            ),
-        )
-        self.template.add_property_override(
-            "LaunchTemplateData.NetworkInterfaces",
-            network_interfaces(slots, props.security_group_ids),
-        )
+            data["CapacityReservationSpecification"] = {
+                "CapacityReservationTarget": {"CapacityReservationId": props.capacity.reservation_id}
+            }
+        if props.placement_group_name:
+            data["Placement"] = {"GroupName": props.placement_group_name}
+        self.template = resource(self, "Template", "AWS::EC2::LaunchTemplate", {"LaunchTemplateData": data})

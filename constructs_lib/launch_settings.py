@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-import aws_cdk as cdk
-from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
+from constructs_lib.cfn import Resource, resource
 from gpucluster import names
 from gpucluster.config import ClusterConfig, HeadNodeConfig, LoginNodesConfig
 
@@ -28,31 +28,31 @@ def node_tags(cfg: ClusterConfig, role: str, **extra: str) -> dict[str, str]:
     return {**cfg.tags, names.CLUSTER_TAG: cfg.name, names.ROLE_TAG: role, **extra}
 
 
-def cfn_tags(tags: dict[str, str]) -> list[cdk.CfnTag]:
-    return [cdk.CfnTag(key=key, value=value) for key, value in sorted(tags.items())]
+def tag_specifications(tags: dict[str, str], kinds: tuple[str, ...]) -> list[dict[str, Any]]:
+    """`LaunchTemplateData.TagSpecifications`: the same tags on each kind of resource launched."""
+    tag_list = [{"Key": key, "Value": value} for key, value in sorted(tags.items())]
+    return [{"ResourceType": kind, "Tags": tag_list} for kind in kinds]
 
 
-def imds_v2_only() -> ec2.CfnLaunchTemplate.MetadataOptionsProperty:
+def imds_v2_only() -> dict[str, Any]:
     # Hop limit 2 lets containers on the node reach instance metadata;
     # instance tags in metadata give the bootstrap its Auto Scaling group name.
-    return ec2.CfnLaunchTemplate.MetadataOptionsProperty(
-        http_tokens="required",
-        http_endpoint="enabled",
-        http_put_response_hop_limit=2,
-        instance_metadata_tags="enabled",
-    )
+    return {
+        "HttpEndpoint": "enabled",
+        "HttpPutResponseHopLimit": 2,
+        "HttpTokens": "required",
+        "InstanceMetadataTags": "enabled",
+    }
 
 
-def root_volume(size_gib: int) -> ec2.CfnLaunchTemplate.BlockDeviceMappingProperty:
-    return ec2.CfnLaunchTemplate.BlockDeviceMappingProperty(
-        device_name="/dev/sda1",
-        ebs=ec2.CfnLaunchTemplate.EbsProperty(
-            volume_size=size_gib,
-            volume_type="gp3",
-            encrypted=True,
-            delete_on_termination=True,
-        ),
-    )
+def root_volume(size_gib: int) -> dict[str, Any]:
+    ebs = {"DeleteOnTermination": True, "Encrypted": True, "VolumeSize": size_gib, "VolumeType": "gp3"}
+    return {"DeviceName": "/dev/sda1", "Ebs": ebs}
+
+
+def launch_template_ref(template: Resource) -> dict[str, str]:
+    """An instance's or Auto Scaling group's `LaunchTemplate`: the template's latest version."""
+    return {"LaunchTemplateId": template.ref_token, "Version": template.att("LatestVersionNumber")}
 
 
 def service_node_launch_template(
@@ -63,29 +63,21 @@ def service_node_launch_template(
     node: HeadNodeConfig | LoginNodesConfig,
     *,
     groups_in_template: bool,
-) -> ec2.CfnLaunchTemplate:
+) -> Resource:
     """Launch template of a head or login node (no EFA, one primary interface).
 
     An Auto Scaling group takes its security groups from the template
     (`groups_in_template`); a standalone instance sets them itself.
     """
-    tags = cfn_tags(node_tags(props.cfg, role))
-    return ec2.CfnLaunchTemplate(
-        scope,
-        id,
-        launch_template_data=ec2.CfnLaunchTemplate.LaunchTemplateDataProperty(
-            image_id=props.image_id,
-            instance_type=node.instance_type,
-            iam_instance_profile=ec2.CfnLaunchTemplate.IamInstanceProfileProperty(
-                arn=props.instance_profile_arn
-            ),
-            security_group_ids=props.security_group_ids if groups_in_template else None,
-            metadata_options=imds_v2_only(),
-            block_device_mappings=[root_volume(node.root_volume_gib)],
-            user_data=cdk.Fn.base64(props.user_data),
-            tag_specifications=[
-                ec2.CfnLaunchTemplate.TagSpecificationProperty(resource_type=kind, tags=tags)
-                for kind in ("instance", "volume")
-            ],
-        ),
-    )
+    data: dict[str, Any] = {
+        "BlockDeviceMappings": [root_volume(node.root_volume_gib)],
+        "IamInstanceProfile": {"Arn": props.instance_profile_arn},
+        "ImageId": props.image_id,
+        "InstanceType": node.instance_type,
+        "MetadataOptions": imds_v2_only(),
+        "TagSpecifications": tag_specifications(node_tags(props.cfg, role), ("instance", "volume")),
+        "UserData": {"Fn::Base64": props.user_data},
+    }
+    if groups_in_template:
+        data["SecurityGroupIds"] = props.security_group_ids
+    return resource(scope, id, "AWS::EC2::LaunchTemplate", {"LaunchTemplateData": data})

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import aws_cdk as cdk
-from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from constructs_lib.bootstrap_bundle import BootstrapBundle, BootstrapBundleProps
+from constructs_lib.cfn import string_parameter
 from constructs_lib.cluster_dns import ClusterDns, ClusterDnsProps
 from constructs_lib.compute_fleet import ComputeFleet, ComputeFleetProps
 from constructs_lib.head_node import HeadNode
@@ -55,11 +55,10 @@ class ClusterStack(cdk.Stack):
         )
         # The head finds the bundle through this parameter, not its user data: a new bundle
         # updates the parameter in place and the head's update timer applies it.
-        bundle_pointer = ssm.CfnParameter(
+        bundle_pointer = string_parameter(
             self,
             "BundlePointer",
             name=names.bundle_parameter(cfg),
-            type="String",
             value=bundle.ref.pointer,
             description="sha256 and S3 URL of the current bootstrap bundle; the head node polls it",
         )
@@ -79,7 +78,7 @@ class ClusterStack(cdk.Stack):
         ClusterDns(
             self,
             "Dns",
-            ClusterDnsProps(cfg=cfg, vpc_id=vpc_id, head_node_private_ip=head.instance.attr_private_ip),
+            ClusterDnsProps(cfg=cfg, vpc_id=vpc_id, head_node_private_ip=head.instance.att("PrivateIp")),
         )
         if cfg.login_nodes.count > 0:
             LoginNodes(self, "LoginNodes", service_node("login", bundle.ref))
