@@ -5,58 +5,20 @@ module (aws_autoscaling alone pulls in a dozen more) and a Node `require` of it,
 L2s (ec2.Vpc, iam.Role) many calls per resource; together about half of a synth. A
 core `CfnResource` needs neither. What the L1 would have done is kept: the construct
 path (so the logical ID), the property order of its renderer (alphabetical, so the
-template bytes), and its tags, which CDK's own TagManager renders, so `Tags.of(...)`
-and the tag order of the L1 hold here too.
+template bytes), and its tags (constructs_lib/cfn_tags).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import aws_cdk as cdk
-import jsii
 from constructs import Construct
 
+from constructs_lib.cfn_tags import with_tags
+
 Properties = Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class TagStyle:
-    """How a type's L1 (aws-cdk-lib's generated code) takes and renders its tags.
-
-    KEY_VALUE stands for the L1s' STANDARD: both render [{Key, Value}] in the same order,
-    but STANDARD leaves the capital letters to the L1's renderer, which a CfnResource has not.
-    """
-
-    kind: cdk.TagType
-    property: str = "Tags"
-
-
-STANDARD = TagStyle(cdk.TagType.KEY_VALUE)
-# Every taggable type gpucluster builds; a type missing here is untaggable, as its L1 is.
-TAG_STYLES: dict[str, TagStyle] = {
-    "AWS::AutoScaling::AutoScalingGroup": TagStyle(cdk.TagType.AUTOSCALING_GROUP),
-    "AWS::EC2::EIP": STANDARD,
-    "AWS::EC2::FlowLog": STANDARD,
-    "AWS::EC2::Instance": STANDARD,
-    "AWS::EC2::InternetGateway": STANDARD,
-    "AWS::EC2::NatGateway": STANDARD,
-    "AWS::EC2::PlacementGroup": STANDARD,
-    "AWS::EC2::RouteTable": STANDARD,
-    "AWS::EC2::SecurityGroup": STANDARD,
-    "AWS::EC2::Subnet": STANDARD,
-    "AWS::EC2::VPC": STANDARD,
-    "AWS::EC2::VPCEndpoint": STANDARD,
-    "AWS::EFS::FileSystem": TagStyle(cdk.TagType.KEY_VALUE, "FileSystemTags"),
-    "AWS::FSx::FileSystem": STANDARD,
-    "AWS::IAM::Role": STANDARD,
-    "AWS::Logs::LogGroup": STANDARD,
-    "AWS::Route53::HostedZone": TagStyle(cdk.TagType.KEY_VALUE, "HostedZoneTags"),
-    "AWS::SSM::Parameter": TagStyle(cdk.TagType.MAP),
-    "AWS::SecretsManager::Secret": STANDARD,
-}
 
 
 def in_key_order(value: Any) -> Any:
@@ -76,7 +38,7 @@ class Resource(cdk.CfnResource):
     """
 
     def __init__(self, scope: Construct, id: str, type: str, properties: Properties) -> None:
-        super().__init__(scope, id, type=type, properties=in_key_order(properties))
+        super().__init__(scope, id, type=type, properties=properties)
         self._tokens: dict[str, str] = {}
 
     @property
@@ -92,62 +54,19 @@ class Resource(cdk.CfnResource):
         return self._tokens[name]
 
 
-@jsii.implements(cdk.ITaggableV2)
-class TaggedResource(Resource):
-    """A taggable resource: its TagManager takes the tags the L1 would have taken from its
-    props (`tags`) and those of `Tags.of(...)`; CDK merges and orders them as for the L1."""
-
-    def __init__(self, scope: Construct, id: str, type: str, properties: Properties, tags: object) -> None:
-        style = TAG_STYLES[type]
-        # A placeholder where the L1's renderer puts the tags (alphabetical order); CDK
-        # fills it in place, or drops it when the resource ends up with no tags.
-        placeholder: list[object] | dict[str, object] = {} if style.kind == cdk.TagType.MAP else []
-        super().__init__(scope, id, type, {**properties, style.property: placeholder})
-        self._tag_manager = cdk.TagManager(style.kind, type, tags, tag_property_name=style.property)
-
-    @property
-    def cdk_tag_manager(self) -> cdk.TagManager:
-        return self._tag_manager
-
-
-class AutoScalingGroupResource(TaggedResource):
-    """TagManager renders Auto Scaling tags in the L1's camelCase; CloudFormation's spelling
-    is what the L1's renderer would have made of them."""
-
-    def _render_properties(self, props: Mapping[str, Any]) -> dict[str, Any]:
-        rendered = dict(props)
-        if "Tags" in rendered:
-            rendered["Tags"] = [
-                {"Key": tag["key"], "PropagateAtLaunch": tag["propagateAtLaunch"], "Value": tag["value"]}
-                for tag in rendered["Tags"]
-            ]
-        return rendered
-
-
 def resource(
-    scope: Construct, id: str, type: str, properties: Properties, tags: Mapping[str, str] | None = None
+    scope: Construct,
+    id: str,
+    type: str,
+    properties: Properties,
+    tags: Mapping[str, str] | None = None,
+    scoped_tags: Mapping[str, str] | None = None,
 ) -> Resource:
     """The resource `type` at `scope/id`; `properties` in CloudFormation's spelling. `tags`
-    are the ones the L1 would have been given (`Tags.of(...)` adds to them at synth, as to any L1)."""
-    if type not in TAG_STYLES:
-        if tags:
-            raise ValueError(f"{type} takes no tags")
-        return Resource(scope, id, type, properties)
-    # KEY_VALUE and MAP both take their initial tags as {key: value}.
-    return TaggedResource(scope, id, type, properties, None if tags is None else dict(tags))
-
-
-def auto_scaling_group(
-    scope: Construct, id: str, properties: Properties, tags: Mapping[str, str] | None = None
-) -> Resource:
-    """An Auto Scaling group; its own `tags` are not propagated to instances (the launch
-    template tags them), those of `Tags.of(...)` are, as with the L1."""
-    initial = (
-        None
-        if tags is None
-        else [{"key": key, "value": value, "propagateAtLaunch": False} for key, value in tags.items()]
-    )
-    return AutoScalingGroupResource(scope, id, "AWS::AutoScaling::AutoScalingGroup", properties, initial)
+    are the ones its L1 would have been given, `scoped_tags` what `Tags.of(subtree)` would
+    have added; the cluster's tags are added too (cfn_tags.tagging_every_resource)."""
+    ordered = with_tags(type, in_key_order(properties), tags, scoped_tags)
+    return Resource(scope, id, type, dict(sorted(ordered.items())))
 
 
 def string_parameter(

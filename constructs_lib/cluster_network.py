@@ -48,6 +48,7 @@ def subnet_cidrs(vpc: ipaddress.IPv4Network) -> tuple[ipaddress.IPv4Network, ipa
 @dataclass(frozen=True)
 class _Subnet:
     scope: Construct
+    named: dict[str, str]
     subnet: Resource
     route_table: Resource
     association: Resource
@@ -68,6 +69,8 @@ class ClusterNetwork(Construct):
             return
         vpc_scope = Construct(self, "Vpc")
         vpc_path = vpc_scope.node.path
+        # ec2.Vpc names everything in it by its path (Tags.of(vpc).add("Name", path)).
+        named = {"Name": vpc_path}
         vpc = resource(
             vpc_scope,
             "Resource",
@@ -78,14 +81,14 @@ class ClusterNetwork(Construct):
                 "EnableDnsSupport": True,
                 "InstanceTenancy": "default",
             },
+            scoped_tags=named,
         )
-        cdk.Tags.of(vpc_scope).add("Name", vpc_path)
         self.vpc_id = vpc.ref_token
         public_cidr, nodes_cidr = subnet_cidrs(network.cidr)
         zone = props.cfg.availability_zone
         public = self._subnet(vpc_scope, vpc_path, "public", "Public", public_cidr, zone)
         nodes = self._subnet(vpc_scope, vpc_path, "nodes", "Private", nodes_cidr, zone)
-        gateway = resource(vpc_scope, "IGW", "AWS::EC2::InternetGateway", {})
+        gateway = resource(vpc_scope, "IGW", "AWS::EC2::InternetGateway", {}, scoped_tags=named)
         attachment = resource(
             vpc_scope,
             "VPCGW",
@@ -94,17 +97,18 @@ class ClusterNetwork(Construct):
         )
         to_internet = self._default_route(public, {"GatewayId": gateway.ref_token})
         to_internet.node.add_dependency(attachment)
-        address = resource(public.scope, "EIP", "AWS::EC2::EIP", {"Domain": "vpc"})
+        address = resource(public.scope, "EIP", "AWS::EC2::EIP", {"Domain": "vpc"}, scoped_tags=public.named)
         nat = resource(
             public.scope,
             "NATGateway",
             "AWS::EC2::NatGateway",
             {"AllocationId": address.att("AllocationId"), "SubnetId": public.subnet.ref_token},
+            scoped_tags=public.named,
         )
         # The NAT gateway waits for the public subnet to reach the internet.
         nat.node.add_dependency(to_internet, public.association)
         self._default_route(nodes, {"NatGatewayId": nat.ref_token})
-        self._s3_endpoint(vpc_scope, [nodes.route_table, public.route_table])
+        self._s3_endpoint(vpc_scope, [nodes.route_table, public.route_table], named)
         self._flow_log(vpc_scope, vpc)
         self.subnet_id = nodes.subnet.ref_token
         self.created_subnet = nodes.subnet
@@ -119,6 +123,9 @@ class ClusterNetwork(Construct):
         zone: str,
     ) -> _Subnet:
         scope = Construct(vpc_scope, f"{name}Subnet1")
+        # ec2.Vpc names a subnet's resources by the subnet's path, and marks the subnet.
+        named = {"Name": f"{vpc_path}/{name}Subnet1"}
+        marks = {"aws-cdk:subnet-name": name, "aws-cdk:subnet-type": kind}
         subnet = resource(
             scope,
             "Subnet",
@@ -129,26 +136,25 @@ class ClusterNetwork(Construct):
                 "MapPublicIpOnLaunch": kind == "Public",
                 "VpcId": self.vpc_id,
             },
+            scoped_tags=marks | named,
         )
-        tags = cdk.Tags.of(scope)
-        tags.add("Name", f"{vpc_path}/{name}Subnet1")
-        tags.add("aws-cdk:subnet-name", name, include_resource_types=["AWS::EC2::Subnet"])
-        tags.add("aws-cdk:subnet-type", kind, include_resource_types=["AWS::EC2::Subnet"])
-        route_table = resource(scope, "RouteTable", "AWS::EC2::RouteTable", {"VpcId": self.vpc_id})
+        route_table = resource(
+            scope, "RouteTable", "AWS::EC2::RouteTable", {"VpcId": self.vpc_id}, scoped_tags=named
+        )
         association = resource(
             scope,
             "RouteTableAssociation",
             "AWS::EC2::SubnetRouteTableAssociation",
             {"RouteTableId": route_table.ref_token, "SubnetId": subnet.ref_token},
         )
-        return _Subnet(scope, subnet, route_table, association)
+        return _Subnet(scope, named, subnet, route_table, association)
 
     @staticmethod
     def _default_route(subnet: _Subnet, target: dict[str, str]) -> Resource:
         properties = {"DestinationCidrBlock": ANYWHERE, "RouteTableId": subnet.route_table.ref_token}
         return resource(subnet.scope, "DefaultRoute", "AWS::EC2::Route", properties | target)
 
-    def _s3_endpoint(self, vpc_scope: Construct, route_tables: list[Resource]) -> None:
+    def _s3_endpoint(self, vpc_scope: Construct, route_tables: list[Resource], named: dict[str, str]) -> None:
         service = {"Fn::Join": ["", ["com.amazonaws.", {"Ref": "AWS::Region"}, ".s3"]]}
         resource(
             Construct(vpc_scope, "S3"),
@@ -160,6 +166,7 @@ class ClusterNetwork(Construct):
                 "VpcEndpointType": "Gateway",
                 "VpcId": self.vpc_id,
             },
+            scoped_tags=named,
         )
 
     def _flow_log(self, vpc_scope: Construct, vpc: Resource) -> None:
@@ -172,7 +179,8 @@ class ClusterNetwork(Construct):
         )
         group.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
         flow_log = Construct(vpc_scope, "FlowLog")
-        cdk.Tags.of(flow_log).add("Name", flow_log.node.path)
+        # ec2.FlowLog names itself and its role by its path.
+        named = {"Name": flow_log.node.path}
         role_scope = Construct(flow_log, "IAMRole")
         assume = {
             "Action": "sts:AssumeRole",
@@ -184,6 +192,7 @@ class ClusterNetwork(Construct):
             "Resource",
             "AWS::IAM::Role",
             {"AssumeRolePolicyDocument": {"Statement": [assume], "Version": POLICY_VERSION}},
+            scoped_tags=named,
         )
         write_logs = {
             "Action": ["logs:CreateLogStream", "logs:DescribeLogStreams", "logs:PutLogEvents"],
@@ -213,4 +222,5 @@ class ClusterNetwork(Construct):
                 "ResourceType": "VPC",
                 "TrafficType": "REJECT",
             },
+            scoped_tags=named,
         )

@@ -19,7 +19,7 @@ from typing import Any
 
 from constructs import Construct
 
-from constructs_lib.cfn import Resource, auto_scaling_group, resource, string_parameter
+from constructs_lib.cfn import Resource, resource, string_parameter
 from constructs_lib.efa_launch_template import (
     CapacityTarget,
     EfaLaunchTemplate,
@@ -122,7 +122,7 @@ class ComputeFleet(Construct):
         }
         if not group.is_capacity_block:
             group_properties["DesiredCapacity"] = str(group.count)
-        self.group = auto_scaling_group(self, "Group", group_properties, tags=dict(sorted(tags.items())))
+        self.group = resource(self, "Group", "AWS::AutoScaling::AutoScalingGroup", group_properties, tags)
         acknowledge(
             self.group,
             "AS3",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from constructs import Construct
 
-from constructs_lib.cfn import Resource, auto_scaling_group
+from constructs_lib.cfn import Resource, resource
 from constructs_lib.launch_settings import ServiceNodeProps, launch_template_ref, service_node_launch_template
 from constructs_lib.nag import acknowledge
 
@@ -19,9 +19,10 @@ class LoginNodes(Construct):
             self, "LaunchTemplate", props, "login", cfg.login_nodes, groups_in_template=True
         )
         count = str(cfg.login_nodes.count)
-        self.group = auto_scaling_group(
+        self.group = resource(
             self,
             "Group",
+            "AWS::AutoScaling::AutoScalingGroup",
             {
                 "DesiredCapacity": count,
                 "HealthCheckType": "EC2",

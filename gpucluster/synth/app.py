@@ -55,11 +55,31 @@ def _build_app(cfg: ClusterConfig, outdir: str | None, context: dict[str, Any] |
     use_wheel_node()
     import aws_cdk as cdk
 
+    from constructs_lib.cfn_tags import tagging_every_resource
+
+    app = new_app(outdir, context)
+    cluster_tags = {**cfg.tags, names.CLUSTER_TAG: cfg.name}
+    # constructs_lib writes these tags into each resource it builds (constructs_lib/cfn_tags);
+    # Tags.of(app) gives them to the stacks and to any L1 added to the app.
+    with tagging_every_resource(cluster_tags):
+        _add_stacks(app, cfg)
+    for key, value in cluster_tags.items():
+        cdk.Tags.of(app).add(key, value)
+    if nag:
+        # Imported only here: loading cdk-nag makes Node load some 40 more aws-cdk-lib modules.
+        from cdk_nag import AwsSolutionsChecks
+
+        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    return app
+
+
+def _add_stacks(app: cdk.App, cfg: ClusterConfig) -> None:
+    import aws_cdk as cdk
+
     from stacks.cluster_stack import ClusterStack
     from stacks.network_stack import NetworkStack
     from stacks.storage_stack import StorageStack
 
-    app = new_app(outdir, context)
     env = cdk.Environment(account=cfg.account, region=cfg.region)
     stack_names = names.stack_names(cfg)
     description = f"gpucluster {cfg.name}"
@@ -90,14 +110,6 @@ def _build_app(cfg: ClusterConfig, outdir: str | None, context: dict[str, Any] |
         env=env,
         description=f"{description}: head, login and compute nodes",
     ).add_stack_dependency(storage, "nodes mount the file systems at boot")
-    for key, value in {**cfg.tags, names.CLUSTER_TAG: cfg.name}.items():
-        cdk.Tags.of(app).add(key, value)
-    if nag:
-        # Imported only here: loading cdk-nag makes Node load some 40 more aws-cdk-lib modules.
-        from cdk_nag import AwsSolutionsChecks
-
-        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    return app
 
 
 def app_from_context() -> cdk.App:
