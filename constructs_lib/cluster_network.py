@@ -23,6 +23,10 @@ from gpucluster.config import ClusterConfig
 ANYWHERE = "0.0.0.0/0"
 FLOW_LOG_RETENTION_DAYS = 30
 POLICY_VERSION = "2012-10-17"
+SUBNET_NAME_TAG = "aws-cdk:subnet-name"
+SUBNET_TYPE_TAG = "aws-cdk:subnet-type"
+# The tag keys ec2.Vpc would have added (constructs_lib/cfn_tags orders keys ahead of use).
+TAG_KEYS = ("Name", SUBNET_NAME_TAG, SUBNET_TYPE_TAG)
 
 
 @dataclass(frozen=True)
@@ -125,7 +129,7 @@ class ClusterNetwork(Construct):
         scope = Construct(vpc_scope, f"{name}Subnet1")
         # ec2.Vpc names a subnet's resources by the subnet's path, and marks the subnet.
         named = {"Name": f"{vpc_path}/{name}Subnet1"}
-        marks = {"aws-cdk:subnet-name": name, "aws-cdk:subnet-type": kind}
+        marks = {SUBNET_NAME_TAG: name, SUBNET_TYPE_TAG: kind}
         subnet = resource(
             scope,
             "Subnet",
