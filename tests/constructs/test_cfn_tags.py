@@ -72,3 +72,23 @@ def test_tags_are_those_cdk_gives_the_l1(kind):
 def test_an_untaggable_type_refuses_tags():
     with pytest.raises(ValueError, match="takes no tags"):
         build(lambda stack: resource(stack, "R", "AWS::EC2::Route", {}, {"a": "b"}))
+
+
+def test_every_type_the_examples_build_is_taggable_exactly_when_its_l1_is(synthesized):
+    """A type missing from TAG_STYLES would silently lose the cluster's tags."""
+    import importlib
+
+    from constructs_lib.cfn_tags import TAG_STYLES
+
+    types = {
+        resource["Type"]
+        for result in synthesized.values()
+        for template in result.templates.values()
+        for resource in template["Resources"].values()
+    }
+    for kind in sorted(types):
+        _, service, name = kind.split("::")
+        l1 = getattr(importlib.import_module(f"aws_cdk.aws_{service.lower()}"), f"Cfn{name}")
+        assert kind == l1.CFN_RESOURCE_TYPE_NAME
+        taggable = any(isinstance(getattr(l1, name, None), property) for name in ("tags", "cdk_tag_manager"))
+        assert taggable == (kind in TAG_STYLES), kind
