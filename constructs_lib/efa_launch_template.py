@@ -8,12 +8,11 @@ Auto Scaling group, which places every interface in its VPCZoneIdentifier.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from constructs import Construct
 
-from constructs_lib.cfn import Resource, resource
-from constructs_lib.launch_settings import imds_v2_only, root_volume, tag_specifications
+from constructs_lib.cfn import Resource
+from constructs_lib.launch_settings import GpuLaunch, NodeLaunch, node_launch_template
 from gpucluster.catalog import InstanceType
 from gpucluster.efa import InterfaceSlot, efa_interface_layout
 
@@ -40,45 +39,27 @@ class EfaLaunchTemplateProps:
     tags: dict[str, str]
 
 
-def network_interfaces(slots: list[InterfaceSlot], security_group_ids: list[str]) -> list[dict[str, Any]]:
-    """`LaunchTemplateData.NetworkInterfaces` as CloudFormation JSON (a p5 has 33)."""
-    interfaces = []
-    for slot in slots:
-        interface: dict[str, Any] = {
-            "DeleteOnTermination": True,
-            "DeviceIndex": slot.device_index,
-            "Groups": security_group_ids,
-        }
-        if slot.interface_type != "interface":
-            interface["InterfaceType"] = slot.interface_type
-        interface["NetworkCardIndex"] = slot.network_card_index
-        interfaces.append(interface)
-    return interfaces
-
-
 class EfaLaunchTemplate(Construct):
     template: Resource
 
     def __init__(self, scope: Construct, id: str, props: EfaLaunchTemplateProps) -> None:
         super().__init__(scope, id)
         slots = efa_interface_layout(props.instance) if props.efa else [InterfaceSlot(0, 0, "interface")]
-        data: dict[str, Any] = {
-            "BlockDeviceMappings": [root_volume(props.root_volume_gib)],
-            "EbsOptimized": True,
-            "IamInstanceProfile": {"Arn": props.instance_profile_arn},
-            "ImageId": props.image_id,
-            "InstanceType": props.instance.name,
-            "MetadataOptions": imds_v2_only(),
-            "NetworkInterfaces": network_interfaces(slots, props.security_group_ids),
-            "TagSpecifications": tag_specifications(props.tags, ("instance", "volume", "network-interface")),
-            "UserData": {"Fn::Base64": props.user_data},
-        }
-        if props.capacity.market_type is not None:
-            data["InstanceMarketOptions"] = {"MarketType": props.capacity.market_type}
-        if props.capacity.reservation_id is not None:
-            data["CapacityReservationSpecification"] = {
-                "CapacityReservationTarget": {"CapacityReservationId": props.capacity.reservation_id}
-            }
-        if props.placement_group_name:
-            data["Placement"] = {"GroupName": props.placement_group_name}
-        self.template = resource(self, "Template", "AWS::EC2::LaunchTemplate", {"LaunchTemplateData": data})
+        gpu = GpuLaunch(
+            interfaces=slots,
+            interface_groups=props.security_group_ids,
+            market_type=props.capacity.market_type,
+            reservation_id=props.capacity.reservation_id,
+            placement_group_name=props.placement_group_name,
+        )
+        launch = NodeLaunch(
+            image_id=props.image_id,
+            instance_type=props.instance.name,
+            instance_profile_arn=props.instance_profile_arn,
+            root_volume_gib=props.root_volume_gib,
+            user_data=props.user_data,
+            tags=props.tags,
+            tagged=("instance", "volume", "network-interface"),
+            gpu=gpu,
+        )
+        self.template = node_launch_template(self, "Template", launch)

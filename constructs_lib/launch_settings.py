@@ -10,6 +10,7 @@ from constructs import Construct
 from constructs_lib.cfn import Resource, resource
 from gpucluster import names
 from gpucluster.config import ClusterConfig, HeadNodeConfig, LoginNodesConfig
+from gpucluster.efa import InterfaceSlot
 
 
 @dataclass(frozen=True)
@@ -28,26 +29,84 @@ def node_tags(cfg: ClusterConfig, role: str, **extra: str) -> dict[str, str]:
     return {**cfg.tags, names.CLUSTER_TAG: cfg.name, names.ROLE_TAG: role, **extra}
 
 
-def tag_specifications(tags: dict[str, str], kinds: tuple[str, ...]) -> list[dict[str, Any]]:
-    """`LaunchTemplateData.TagSpecifications`: the same tags on each kind of resource launched."""
-    tag_list = [{"Key": key, "Value": value} for key, value in sorted(tags.items())]
-    return [{"ResourceType": kind, "Tags": tag_list} for kind in kinds]
+@dataclass(frozen=True)
+class GpuLaunch:
+    """What only a GPU node's template says: every interface of its layout (each in
+    `interface_groups`), how it is bought, where it is placed."""
+
+    interfaces: list[InterfaceSlot]
+    interface_groups: list[str]
+    market_type: str | None
+    reservation_id: str | None
+    placement_group_name: str | None
 
 
-def imds_v2_only() -> dict[str, Any]:
-    # Hop limit 2 lets containers on the node reach instance metadata;
-    # instance tags in metadata give the bootstrap its Auto Scaling group name.
-    return {
-        "HttpEndpoint": "enabled",
-        "HttpPutResponseHopLimit": 2,
-        "HttpTokens": "required",
-        "InstanceMetadataTags": "enabled",
+@dataclass(frozen=True)
+class NodeLaunch:
+    """A node's launch template. Every node gets IMDSv2 only, an encrypted gp3 root and its
+    `tags` on each kind of resource it launches (`tagged`)."""
+
+    image_id: str
+    instance_type: str
+    instance_profile_arn: str
+    root_volume_gib: int
+    user_data: str
+    tags: dict[str, str]
+    tagged: tuple[str, ...]
+    # In the template when an Auto Scaling group launches the node; a standalone
+    # instance sets its own.
+    security_group_ids: list[str] | None = None
+    gpu: GpuLaunch | None = None
+
+
+def node_launch_template(scope: Construct, id: str, launch: NodeLaunch) -> Resource:
+    """The AWS::EC2::LaunchTemplate of `launch`: the one place its data is written."""
+    tag_list = [{"Key": key, "Value": value} for key, value in sorted(launch.tags.items())]
+    root = {
+        "DeleteOnTermination": True,
+        "Encrypted": True,
+        "VolumeSize": launch.root_volume_gib,
+        "VolumeType": "gp3",
     }
-
-
-def root_volume(size_gib: int) -> dict[str, Any]:
-    ebs = {"DeleteOnTermination": True, "Encrypted": True, "VolumeSize": size_gib, "VolumeType": "gp3"}
-    return {"DeviceName": "/dev/sda1", "Ebs": ebs}
+    data: dict[str, Any] = {
+        "BlockDeviceMappings": [{"DeviceName": "/dev/sda1", "Ebs": root}],
+        "IamInstanceProfile": {"Arn": launch.instance_profile_arn},
+        "ImageId": launch.image_id,
+        "InstanceType": launch.instance_type,
+        # Hop limit 2 lets containers on the node reach instance metadata;
+        # instance tags in metadata give the bootstrap its Auto Scaling group name.
+        "MetadataOptions": {
+            "HttpEndpoint": "enabled",
+            "HttpPutResponseHopLimit": 2,
+            "HttpTokens": "required",
+            "InstanceMetadataTags": "enabled",
+        },
+        "TagSpecifications": [{"ResourceType": kind, "Tags": tag_list} for kind in launch.tagged],
+        "UserData": {"Fn::Base64": launch.user_data},
+    }
+    if launch.security_group_ids is not None:
+        data["SecurityGroupIds"] = launch.security_group_ids
+    gpu = launch.gpu
+    if gpu is not None:
+        data["EbsOptimized"] = True
+        data["NetworkInterfaces"] = [
+            {
+                "DeleteOnTermination": True,
+                "DeviceIndex": slot.device_index,
+                "Groups": gpu.interface_groups,
+                "NetworkCardIndex": slot.network_card_index,
+            }
+            | ({} if slot.interface_type == "interface" else {"InterfaceType": slot.interface_type})
+            for slot in gpu.interfaces
+        ]
+        if gpu.market_type is not None:
+            data["InstanceMarketOptions"] = {"MarketType": gpu.market_type}
+        if gpu.reservation_id is not None:
+            target = {"CapacityReservationId": gpu.reservation_id}
+            data["CapacityReservationSpecification"] = {"CapacityReservationTarget": target}
+        if gpu.placement_group_name:
+            data["Placement"] = {"GroupName": gpu.placement_group_name}
+    return resource(scope, id, "AWS::EC2::LaunchTemplate", {"LaunchTemplateData": data})
 
 
 def launch_template_ref(template: Resource) -> dict[str, str]:
@@ -69,15 +128,14 @@ def service_node_launch_template(
     An Auto Scaling group takes its security groups from the template
     (`groups_in_template`); a standalone instance sets them itself.
     """
-    data: dict[str, Any] = {
-        "BlockDeviceMappings": [root_volume(node.root_volume_gib)],
-        "IamInstanceProfile": {"Arn": props.instance_profile_arn},
-        "ImageId": props.image_id,
-        "InstanceType": node.instance_type,
-        "MetadataOptions": imds_v2_only(),
-        "TagSpecifications": tag_specifications(node_tags(props.cfg, role), ("instance", "volume")),
-        "UserData": {"Fn::Base64": props.user_data},
-    }
-    if groups_in_template:
-        data["SecurityGroupIds"] = props.security_group_ids
-    return resource(scope, id, "AWS::EC2::LaunchTemplate", {"LaunchTemplateData": data})
+    launch = NodeLaunch(
+        image_id=props.image_id,
+        instance_type=node.instance_type,
+        instance_profile_arn=props.instance_profile_arn,
+        root_volume_gib=node.root_volume_gib,
+        user_data=props.user_data,
+        tags=node_tags(props.cfg, role),
+        tagged=("instance", "volume"),
+        security_group_ids=props.security_group_ids if groups_in_template else None,
+    )
+    return node_launch_template(scope, id, launch)
