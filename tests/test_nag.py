@@ -11,8 +11,9 @@ import json
 
 import pytest
 
-from gpucluster.synth.app import build_app
+from gpucluster.synth.app import build_app, synth_app
 from gpucluster.synth.cdk_runtime import cdk_context
+from gpucluster.synth.nag import NagFindings
 from tests.conftest import EXAMPLE_NAMES
 
 
@@ -27,11 +28,11 @@ def test_a_new_finding_fails_synth(tmp_path, example_configs):
     from aws_cdk import aws_s3 as s3
 
     cfg = example_configs["default"]
-    app = build_app(cfg, outdir=str(tmp_path), context=cdk_context(), nag=True)
+    app = build_app(cfg, outdir=str(tmp_path), context=cdk_context())
     storage = app.node.find_child(f"{cfg.name}-storage")
     s3.CfnBucket(storage, "PlantedBucket")
-    with pytest.raises(RuntimeError, match="ValidationFailed"):
-        app.synth()
+    with pytest.raises(NagFindings, match="ValidationFailed"):
+        synth_app(app, nag=True)
     report = json.loads((tmp_path / "validation-report.json").read_text())
     failing = {
         violation["ruleName"]: [c["constructPath"] for c in violation["violatingConstructs"]]
@@ -47,7 +48,28 @@ def test_without_nag_a_finding_does_not_stop_synth(tmp_path, example_configs):
     from aws_cdk import aws_s3 as s3
 
     cfg = example_configs["default"]
-    app = build_app(cfg, outdir=str(tmp_path), context=cdk_context(), nag=False)
+    app = build_app(cfg, outdir=str(tmp_path), context=cdk_context())
     s3.CfnBucket(app.node.find_child(f"{cfg.name}-storage"), "PlantedBucket")
-    app.synth()
+    synth_app(app, nag=False)
     assert not (tmp_path / "validation-report.json").exists()
+
+
+def test_the_checks_see_the_resources_constructs_lib_builds(tmp_path, example_configs, monkeypatch):
+    """constructs_lib builds core CfnResources, which no cdk-nag rule recognizes by class;
+    the checks judge them as their L1s. Without the head node's acknowledgement its
+    finding is back, named by the construct path of the synthesized app."""
+    from constructs_lib import head_node
+
+    monkeypatch.setattr(head_node, "acknowledge", lambda *args, **kwargs: None)
+    cfg = example_configs["default"]
+    app = build_app(cfg, outdir=str(tmp_path), context=cdk_context())
+    with pytest.raises(NagFindings):
+        synth_app(app, nag=True)
+    report = json.loads((tmp_path / "validation-report.json").read_text())
+    failing = {
+        violation["ruleName"]: [c["constructPath"] for c in violation["violatingConstructs"]]
+        for plugin in report["pluginReports"]
+        if plugin["conclusion"] == "failure"
+        for violation in plugin["violations"]
+    }
+    assert failing == {"AwsSolutions-EC29": [f"{cfg.name}-cluster/HeadNode/Instance"]}

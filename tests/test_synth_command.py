@@ -71,7 +71,7 @@ def test_cdk_app_reports_user_data_over_budget_as_the_cli_does(monkeypatch):
     monkeypatch.setattr(userdata, "USER_DATA_LIMIT", 512)
     config = REPO / "examples/default.yaml"
     with pytest.raises(BadInput) as caught:
-        build_app(load_config(config), nag=False, source=config)
+        build_app(load_config(config), source=config)
     [line] = error_lines(caught.value)
     assert line.startswith(f"error {config}: (user-data): user-data for the head node is ")
     assert line.endswith("; shorten what the config puts into user-data")

@@ -7,6 +7,7 @@ the same context from cdk.json, so they write the same templates.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,24 +36,19 @@ def build_app(
     cfg: ClusterConfig,
     outdir: str | None = None,
     context: dict[str, Any] | None = None,
-    *,
-    nag: bool,
     source: str | Path = "<config>",
 ) -> cdk.App:
-    """The cluster's app; `nag=True` adds cdk-nag's AwsSolutions checks, which fail synth on
-    an unacknowledged finding. They never change a template, and their import and checks
-    cost about a quarter of a synth, so only what deploys (`cdk synth|deploy`), `gpucluster
-    synth --nag`, CI and the test suite run them. A config whose user-data cannot fit is
-    bad input in `source`, the config file."""
+    """The cluster's app. A config whose user-data cannot fit is bad input in `source`, the
+    config file. cdk-nag judges what it writes (synth_app)."""
     try:
-        return _build_app(cfg, outdir, context, nag)
+        return _build_app(cfg, outdir, context)
     except UserDataTooLarge as exc:
         raise BadInput(
             source, "(user-data)", str(exc).rstrip("."), "shorten what the config puts into user-data"
         ) from None
 
 
-def _build_app(cfg: ClusterConfig, outdir: str | None, context: dict[str, Any] | None, nag: bool) -> cdk.App:
+def _build_app(cfg: ClusterConfig, outdir: str | None, context: dict[str, Any] | None) -> cdk.App:
     use_wheel_node()
     import aws_cdk as cdk
 
@@ -67,12 +63,21 @@ def _build_app(cfg: ClusterConfig, outdir: str | None, context: dict[str, Any] |
         _add_stacks(app, cfg)
     for key, value in cluster_tags.items():
         cdk.Tags.of(app).add(key, value)
-    if nag:
-        # Imported only here: loading cdk-nag makes Node load some 40 more aws-cdk-lib modules.
-        from cdk_nag import AwsSolutionsChecks
-
-        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     return app
+
+
+def synth_app(app: cdk.App, *, nag: bool) -> Path:
+    """Synthesize `app`; the cloud assembly's directory. `nag=True` runs cdk-nag's
+    AwsSolutions checks over the templates (gpucluster.synth.nag), which raise NagFindings
+    on an unacknowledged finding. They never change a template, and they cost more than
+    the synth, so only what deploys (`cdk synth|deploy`), `gpucluster synth --nag`, CI and
+    the test suite run them."""
+    directory = Path(app.synth().directory)
+    if nag:
+        from gpucluster.synth.nag import check
+
+        check(directory)
+    return directory
 
 
 def _add_stacks(app: cdk.App, cfg: ClusterConfig) -> None:
@@ -125,24 +130,29 @@ def app_from_context() -> cdk.App:
     # the environment; a bare App reads them, and build_app's App does too.
     context = cdk.App().node.get_all_context()
     path = config_path(context, cdk_context())
-    # What `cdk deploy` ships is always checked.
-    return build_app(load_config(path), nag=True, source=path)
+    return build_app(load_config(path), source=path)
 
 
 def cdk_app_main() -> None:
-    """Run the app for the CDK CLI; input problems end with exit 2 and no traceback."""
+    """Run the app for the CDK CLI; input problems end with exit 2 and no traceback, and
+    what `cdk deploy` ships is always checked by cdk-nag (a finding: exit 1)."""
+    from gpucluster.synth.nag import NagFindings
+
     try:
-        app_from_context().synth()
+        synth_app(app_from_context(), nag=True)
     except BadInput as exc:
         raise SystemExit(report(exc)) from None
+    except NagFindings as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 def synthesize(
     cfg: ClusterConfig, outdir: str | Path, nag: bool = False, source: str | Path = "<config>"
 ) -> SynthResult:
     """The templates in `outdir`; byte-identical with or without `nag`, which only checks."""
-    app = build_app(cfg, outdir=str(outdir), context=cdk_context(), nag=nag, source=source)
-    directory = Path(app.synth().directory)
+    app = build_app(cfg, outdir=str(outdir), context=cdk_context(), source=source)
+    directory = synth_app(app, nag=nag)
     return SynthResult(outdir=directory, templates=written_templates(directory))
 
 
