@@ -15,7 +15,6 @@ loading cdk-nag and the L1s costs more than the synth itself.
 from __future__ import annotations
 
 import json
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -114,11 +113,17 @@ def _acknowledgements_over(metadata: dict[str, list[dict[str, Any]]], path: str)
 
 
 def _copy_report(report: Path, destination: Path, paths: dict[str, str]) -> None:
-    """The report with each finding's construct path as the synthesized app has it."""
-    if not report.exists():
-        return
-    text = report.read_text()
-    for included, original in sorted(paths.items(), key=lambda item: -len(item[0])):
-        text = text.replace(f'"{included}"', f'"{original}"')
-    destination.write_text(text)
-    shutil.copystat(report, destination)
+    """The report, each construct path in it as the synthesized app has it."""
+    if report.exists():
+        renamed = _renamed(json.loads(report.read_text()), paths)
+        destination.write_text(json.dumps(renamed, indent=2) + "\n")
+
+
+def _renamed(value: Any, paths: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        return {key: _renamed(item, paths) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_renamed(item, paths) for item in value]
+    if isinstance(value, str):
+        return paths.get(value, value)
+    return value
