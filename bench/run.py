@@ -33,8 +33,8 @@ MAX_USER_DATA = 16 * 1024  # EC2, before base64
 TARGET_RATIO = 1.2  # large synth time over default synth time
 FLOOR_RATIO = 2.0  # default synth time over an empty app's
 EMPTY = "empty"
-NO_NAG = "default, no nag"  # shown, not checked: what cdk-nag adds to the default synth
-NO_NAG_PREFIX = "no-nag:"
+WITH_NAG = "default --nag"  # shown, not checked: what cdk-nag adds (`cdk synth|deploy` run it)
+NAG_PREFIX = "nag:"
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,8 @@ def synth_in_child(config: str, outdir: Path) -> None:
     from gpucluster.config.loader import load_config
     from gpucluster.synth.app import synthesize
 
-    nag = not config.startswith(NO_NAG_PREFIX)
-    synthesize(load_config(config.removeprefix(NO_NAG_PREFIX)), outdir, nag=nag)
+    nag = config.startswith(NAG_PREFIX)
+    synthesize(load_config(config.removeprefix(NAG_PREFIX)), outdir, nag=nag)
 
 
 @dataclass(frozen=True)
@@ -210,14 +210,14 @@ def main() -> int:
         configs = {"default": DEFAULT, "large": large_path}
         console.print(f"large config: {len(cfg.compute_groups)} groups, {nodes} GPU nodes, {gpus} GPUs")
 
-        samples: dict[str, list[Sample]] = {EMPTY: [], "default": [], NO_NAG: [], "large": []}
-        targets = {EMPTY: EMPTY, NO_NAG: f"{NO_NAG_PREFIX}{DEFAULT}"}
+        samples: dict[str, list[Sample]] = {EMPTY: [], "default": [], WITH_NAG: [], "large": []}
+        targets = {EMPTY: EMPTY, WITH_NAG: f"{NAG_PREFIX}{DEFAULT}"}
         targets |= {name: str(path) for name, path in configs.items()}
         outputs = {name: work / name for name in configs}
         for _ in range(args.runs):
             for name in samples:
                 target = targets[name]
-                outdir = work / name.replace(", ", "-").replace(" ", "-")
+                outdir = work / name.replace(" --", "-").replace(" ", "-")
                 samples[name].append(timed_synth(target, outdir))
         checks = report(console, samples, outputs, configs)
 

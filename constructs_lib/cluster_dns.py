@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import aws_route53 as route53
 from constructs import Construct
 
+from constructs_lib.cfn import Resource, resource
 from gpucluster import names
 from gpucluster.config import ClusterConfig
 from gpucluster.slurm.conf import SlurmSite
@@ -26,20 +26,21 @@ class ClusterDnsProps:
 
 
 class ClusterDns(Construct):
-    zone: route53.CfnHostedZone
+    zone: Resource
 
     def __init__(self, scope: Construct, id: str, props: ClusterDnsProps) -> None:
         super().__init__(scope, id)
         cfg = props.cfg
         zone_name = names.private_zone(cfg)
-        self.zone = route53.CfnHostedZone(
+        self.zone = resource(
             self,
             "Zone",
-            name=zone_name,
-            vpcs=[route53.CfnHostedZone.VPCProperty(vpc_id=props.vpc_id, vpc_region=cfg.region)],
-            hosted_zone_config=route53.CfnHostedZone.HostedZoneConfigProperty(
-                comment=f"gpucluster {cfg.name}: Slurm controller discovery"
-            ),
+            "AWS::Route53::HostedZone",
+            {
+                "HostedZoneConfig": {"Comment": f"gpucluster {cfg.name}: Slurm controller discovery"},
+                "Name": zone_name,
+                "VPCs": [{"VPCId": props.vpc_id, "VPCRegion": cfg.region}],
+            },
         )
         self._record("Controller", f"{names.controller_host(cfg)}.", "A", props.head_node_private_ip)
         self._record(
@@ -50,12 +51,15 @@ class ClusterDns(Construct):
         )
 
     def _record(self, id: str, name: str, type: str, value: str) -> None:
-        route53.CfnRecordSet(
+        resource(
             self,
             id,
-            hosted_zone_id=self.zone.ref,
-            name=name,
-            type=type,
-            ttl=TTL_SECONDS,
-            resource_records=[value],
+            "AWS::Route53::RecordSet",
+            {
+                "HostedZoneId": self.zone.ref_token,
+                "Name": name,
+                "ResourceRecords": [value],
+                "TTL": TTL_SECONDS,
+                "Type": type,
+            },
         )

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
+from constructs_lib.cfn import Resource, resource
 from gpucluster.config import ClusterConfig
 
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
@@ -26,29 +26,25 @@ class ClusterSecurityGroupsProps:
 
 
 class ClusterSecurityGroups(Construct):
-    nodes: ec2.CfnSecurityGroup
-    efa: ec2.CfnSecurityGroup
-    storage: ec2.CfnSecurityGroup
+    nodes: Resource
+    efa: Resource
+    storage: Resource
 
     def __init__(self, scope: Construct, id: str, props: ClusterSecurityGroupsProps) -> None:
         super().__init__(scope, id)
         name = props.cfg.name
         all_out = [
-            ec2.CfnSecurityGroup.EgressProperty(
-                ip_protocol="-1", cidr_ip="0.0.0.0/0", description="Package mirrors, AWS APIs, S3"
-            )
+            {"CidrIp": "0.0.0.0/0", "Description": "Package mirrors, AWS APIs, S3", "IpProtocol": "-1"}
         ]
 
-        def group(
-            id: str, what: str, egress: list[ec2.CfnSecurityGroup.EgressProperty] | None
-        ) -> ec2.CfnSecurityGroup:
-            return ec2.CfnSecurityGroup(
-                self,
-                id,
-                group_description=f"gpucluster {name}: {what}",
-                vpc_id=props.vpc_id,
-                security_group_egress=egress,
-            )
+        def group(id: str, what: str, egress: list[dict[str, str]] | None) -> Resource:
+            properties: dict[str, object] = {
+                "GroupDescription": f"gpucluster {name}: {what}",
+                "VpcId": props.vpc_id,
+            }
+            if egress is not None:
+                properties["SecurityGroupEgress"] = egress
+            return resource(self, id, "AWS::EC2::SecurityGroup", properties)
 
         self.nodes = group("Nodes", "head, login and compute nodes", all_out)
         self._all_traffic(
@@ -56,17 +52,20 @@ class ClusterSecurityGroups(Construct):
         )
         self.efa = group("Efa", "EFA, all traffic to and from itself", None)
         self._all_traffic("EfaIn", self.efa, self.efa, "EFA requires all inbound traffic from its own group")
-        ec2.CfnSecurityGroupEgress(
+        resource(
             self,
             "EfaOut",
-            group_id=self.efa.attr_group_id,
-            destination_security_group_id=self.efa.attr_group_id,
-            ip_protocol="-1",
-            description="EFA requires all outbound traffic to its own group",
+            "AWS::EC2::SecurityGroupEgress",
+            {
+                "Description": "EFA requires all outbound traffic to its own group",
+                "DestinationSecurityGroupId": self.efa.att("GroupId"),
+                "GroupId": self.efa.att("GroupId"),
+                "IpProtocol": "-1",
+            },
         )
         self.storage = group("Storage", "FSx for Lustre and EFS", all_out)
         # (logical id, source group, protocol, from port, to port, description); no ports for "-1".
-        ingress: list[tuple[str, ec2.CfnSecurityGroup, str, int | None, int | None, str]] = [
+        ingress: list[tuple[str, Resource, str, int | None, int | None, str]] = [
             ("StorageNfs", self.nodes, "tcp", NFS_PORT, NFS_PORT, "NFS to EFS from nodes")
         ]
         ingress += [
@@ -84,16 +83,7 @@ class ClusterSecurityGroups(Construct):
                 ("StorageEfaSelf", self.storage, "-1", None, None, "EFA-enabled Lustre between servers"),
             ]
         for logical, source, protocol, low, high, why in ingress:
-            ec2.CfnSecurityGroupIngress(
-                self,
-                logical,
-                group_id=self.storage.attr_group_id,
-                source_security_group_id=source.attr_group_id,
-                ip_protocol=protocol,
-                from_port=low,
-                to_port=high,
-                description=why,
-            )
+            self._ingress(logical, self.storage, source, protocol, why, low, high)
         if fsx is not None and fsx.efa:
             # EFA traffic is not tracked like TCP: the file servers open flows to
             # clients too, so the clients' group must admit them explicitly.
@@ -101,15 +91,26 @@ class ClusterSecurityGroups(Construct):
                 "NodesFromEfaLustre", self.nodes, self.storage, "EFA-enabled Lustre servers to clients"
             )
 
-    def _all_traffic(
-        self, id: str, into: ec2.CfnSecurityGroup, source: ec2.CfnSecurityGroup, why: str
-    ) -> None:
+    def _all_traffic(self, id: str, into: Resource, source: Resource, why: str) -> None:
         """Admit every protocol and port into `into` from members of `source`."""
-        ec2.CfnSecurityGroupIngress(
-            self,
-            id,
-            group_id=into.attr_group_id,
-            source_security_group_id=source.attr_group_id,
-            ip_protocol="-1",
-            description=why,
-        )
+        self._ingress(id, into, source, "-1", why)
+
+    def _ingress(
+        self,
+        id: str,
+        into: Resource,
+        source: Resource,
+        protocol: str,
+        why: str,
+        low: int | None = None,
+        high: int | None = None,
+    ) -> None:
+        properties: dict[str, object] = {
+            "Description": why,
+            "GroupId": into.att("GroupId"),
+            "IpProtocol": protocol,
+            "SourceSecurityGroupId": source.att("GroupId"),
+        }
+        if low is not None and high is not None:
+            properties |= {"FromPort": low, "ToPort": high}
+        resource(self, id, "AWS::EC2::SecurityGroupIngress", properties)

@@ -15,19 +15,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
-import aws_cdk as cdk
-from aws_cdk import aws_autoscaling as autoscaling
-from aws_cdk import aws_ec2 as ec2
-from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
+from constructs_lib.cfn import Resource, resource, string_parameter
 from constructs_lib.efa_launch_template import (
     CapacityTarget,
     EfaLaunchTemplate,
     EfaLaunchTemplateProps,
 )
-from constructs_lib.launch_settings import node_tags
+from constructs_lib.launch_settings import launch_template_ref, node_tags
 from constructs_lib.nag import acknowledge
 from gpucluster import names
 from gpucluster.bootstrap import boot_budget
@@ -72,8 +70,8 @@ def capacity_target(group: ComputeGroupConfig) -> CapacityTarget:
 
 class ComputeFleet(Construct):
     launch_template: EfaLaunchTemplate
-    group: autoscaling.CfnAutoScalingGroup
-    placement_group: ec2.CfnPlacementGroup | None
+    group: Resource
+    placement_group: Resource | None
 
     def __init__(self, scope: Construct, id: str, props: ComputeFleetProps) -> None:
         super().__init__(scope, id)
@@ -81,8 +79,10 @@ class ComputeFleet(Construct):
         self.placement_group = None
         placement_group_name = props.existing_placement_group
         if props.creates_placement_group:
-            self.placement_group = ec2.CfnPlacementGroup(self, "PlacementGroup", strategy="cluster")
-            placement_group_name = self.placement_group.ref
+            self.placement_group = resource(
+                self, "PlacementGroup", "AWS::EC2::PlacementGroup", {"Strategy": "cluster"}
+            )
+            placement_group_name = self.placement_group.ref_token
         tags = node_tags(cfg, "compute", **{names.GROUP_TAG: group.name})
         self.launch_template = EfaLaunchTemplate(
             self,
@@ -100,61 +100,43 @@ class ComputeFleet(Construct):
                 tags=tags,
             ),
         )
-        template = self.launch_template.template
-        self.group = autoscaling.CfnAutoScalingGroup(
-            self,
-            "Group",
-            min_size="0" if group.is_capacity_block else str(group.count),
-            max_size=str(group.count),
-            desired_capacity=None if group.is_capacity_block else str(group.count),
-            vpc_zone_identifier=[props.subnet_id],
-            launch_template=autoscaling.CfnAutoScalingGroup.LaunchTemplateSpecificationProperty(
-                launch_template_id=template.ref,
-                version=template.attr_latest_version_number,
-            ),
-            health_check_type="EC2",
+        hook = {
+            "DefaultResult": "ABANDON",
+            "HeartbeatTimeout": LAUNCH_HOOK_TIMEOUT_SECONDS,
+            "LifecycleHookName": names.LAUNCH_LIFECYCLE_HOOK,
+            "LifecycleTransition": "autoscaling:EC2_INSTANCE_LAUNCHING",
+        }
+        group_properties: dict[str, Any] = {
             # The grace period starts once an instance is InService, i.e. after the launch
             # hook completed; the hook already covers the boot, so none is needed (EC2 Auto
             # Scaling guide, "Set the health check grace period": with launch lifecycle
             # hooks it can be 0). Tying it to the hook kept a node that failed its EC2
             # status checks after joining in service for that long.
-            health_check_grace_period=0,
-            lifecycle_hook_specification_list=[
-                autoscaling.CfnAutoScalingGroup.LifecycleHookSpecificationProperty(
-                    lifecycle_hook_name=names.LAUNCH_LIFECYCLE_HOOK,
-                    lifecycle_transition="autoscaling:EC2_INSTANCE_LAUNCHING",
-                    default_result="ABANDON",
-                    heartbeat_timeout=LAUNCH_HOOK_TIMEOUT_SECONDS,
-                )
-            ],
-            tags=[
-                autoscaling.CfnAutoScalingGroup.TagPropertyProperty(
-                    key=key, value=value, propagate_at_launch=False
-                )
-                for key, value in sorted(tags.items())
-            ],
-        )
+            "HealthCheckGracePeriod": 0,
+            "HealthCheckType": "EC2",
+            "LaunchTemplate": launch_template_ref(self.launch_template.template),
+            "LifecycleHookSpecificationList": [hook],
+            "MaxSize": str(group.count),
+            "MinSize": "0" if group.is_capacity_block else str(group.count),
+            "VPCZoneIdentifier": [props.subnet_id],
+        }
+        if not group.is_capacity_block:
+            group_properties["DesiredCapacity"] = str(group.count)
+        self.group = resource(self, "Group", "AWS::AutoScaling::AutoScalingGroup", group_properties, tags)
         acknowledge(
             self.group,
             "AS3",
             "Node launches and failures are reported where operators look: Slurm node states, "
             "the launch lifecycle hook's ABANDON reason in the instance tags, and the node log group",
         )
-        ssm.CfnParameter(
+        # The Auto Scaling group's name is known at deploy: the facts' JSON is joined around it.
+        before_name = json.dumps(self._facts_before_name(group))[:-1] + ', "asg_name": "'
+        string_parameter(
             self,
             "Facts",
             name=names.compute_group_parameter(cfg, group.name),
-            type="String",
+            value={"Fn::Join": ["", [before_name, self.group.ref_token, '"}']]},
             description=f"gpucluster {cfg.name}: compute group {group.name} for the head node",
-            value=cdk.Fn.join(
-                "",
-                [
-                    json.dumps(self._facts_before_name(group))[:-1],
-                    ', "asg_name": "',
-                    self.group.ref,
-                    '"}',
-                ],
-            ),
         )
 
     @staticmethod

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import aws_cdk as cdk
-from aws_cdk import aws_fsx as fsx
 from constructs import Construct
 
+from constructs_lib.cfn import Resource, resource
 from gpucluster.config import FsxLustreConfig
 
 LUSTRE_VERSION = "2.15"
@@ -21,34 +22,38 @@ class FsxLustreProps:
 
 
 class FsxLustre(Construct):
-    file_system: fsx.CfnFileSystem
+    file_system: Resource
 
     def __init__(self, scope: Construct, id: str, props: FsxLustreProps) -> None:
         super().__init__(scope, id)
         settings = props.settings
-        persistent = settings.deployment_type.startswith("PERSISTENT")
-        metadata = None
+        lustre: dict[str, Any] = {
+            "DataCompressionType": settings.compression,
+            "DeploymentType": settings.deployment_type,
+            "WeeklyMaintenanceStartTime": "7:03:00",
+        }
+        if settings.deployment_type.startswith("PERSISTENT") and settings.throughput_per_tib is not None:
+            lustre["PerUnitStorageThroughput"] = settings.throughput_per_tib
+        if settings.efa:
+            lustre["EfaEnabled"] = True
         if settings.deployment_type == "PERSISTENT_2":
-            metadata = fsx.CfnFileSystem.MetadataConfigurationProperty(
-                mode="USER_PROVISIONED" if settings.metadata_iops else "AUTOMATIC",
-                iops=settings.metadata_iops,
-            )
-        self.file_system = fsx.CfnFileSystem(
+            mode = "USER_PROVISIONED" if settings.metadata_iops else "AUTOMATIC"
+            metadata: dict[str, object] = {"Mode": mode}
+            if settings.metadata_iops is not None:
+                metadata["Iops"] = settings.metadata_iops
+            lustre["MetadataConfiguration"] = metadata
+        self.file_system = resource(
             self,
             "FileSystem",
-            file_system_type="LUSTRE",
-            file_system_type_version=LUSTRE_VERSION,
-            storage_capacity=settings.storage_gib,
-            storage_type="SSD",
-            subnet_ids=[props.subnet_id],
-            security_group_ids=[props.security_group_id],
-            lustre_configuration=fsx.CfnFileSystem.LustreConfigurationProperty(
-                deployment_type=settings.deployment_type,
-                per_unit_storage_throughput=settings.throughput_per_tib if persistent else None,
-                data_compression_type=settings.compression,
-                efa_enabled=True if settings.efa else None,
-                metadata_configuration=metadata,
-                weekly_maintenance_start_time="7:03:00",
-            ),
+            "AWS::FSx::FileSystem",
+            {
+                "FileSystemType": "LUSTRE",
+                "FileSystemTypeVersion": LUSTRE_VERSION,
+                "LustreConfiguration": lustre,
+                "SecurityGroupIds": [props.security_group_id],
+                "StorageCapacity": settings.storage_gib,
+                "StorageType": "SSD",
+                "SubnetIds": [props.subnet_id],
+            },
         )
         self.file_system.apply_removal_policy(cdk.RemovalPolicy.RETAIN)

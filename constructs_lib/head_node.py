@@ -6,15 +6,15 @@ replacing this instance loses no job.
 
 from __future__ import annotations
 
-from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
-from constructs_lib.launch_settings import ServiceNodeProps, service_node_launch_template
+from constructs_lib.cfn import Resource, resource
+from constructs_lib.launch_settings import ServiceNodeProps, launch_template_ref, service_node_launch_template
 from constructs_lib.nag import acknowledge
 
 
 class HeadNode(Construct):
-    instance: ec2.CfnInstance
+    instance: Resource
 
     def __init__(self, scope: Construct, id: str, props: ServiceNodeProps) -> None:
         super().__init__(scope, id)
@@ -22,16 +22,17 @@ class HeadNode(Construct):
         template = service_node_launch_template(
             self, "LaunchTemplate", props, "head", cfg.head_node, groups_in_template=False
         )
-        self.instance = ec2.CfnInstance(
+        self.instance = resource(
             self,
             "Instance",
-            launch_template=ec2.CfnInstance.LaunchTemplateSpecificationProperty(
-                launch_template_id=template.ref, version=template.attr_latest_version_number
-            ),
-            subnet_id=props.subnet_id,
-            security_group_ids=props.security_group_ids,
-            monitoring=True,
-            disable_api_termination=False,
+            "AWS::EC2::Instance",
+            {
+                "DisableApiTermination": False,
+                "LaunchTemplate": launch_template_ref(template),
+                "Monitoring": True,
+                "SecurityGroupIds": props.security_group_ids,
+                "SubnetId": props.subnet_id,
+            },
         )
         acknowledge(
             self.instance,

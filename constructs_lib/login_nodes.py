@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from aws_cdk import aws_autoscaling as autoscaling
 from constructs import Construct
 
-from constructs_lib.launch_settings import ServiceNodeProps, service_node_launch_template
+from constructs_lib.cfn import Resource, resource
+from constructs_lib.launch_settings import ServiceNodeProps, launch_template_ref, service_node_launch_template
 from constructs_lib.nag import acknowledge
 
 
 class LoginNodes(Construct):
-    group: autoscaling.CfnAutoScalingGroup
+    group: Resource
 
     def __init__(self, scope: Construct, id: str, props: ServiceNodeProps) -> None:
         super().__init__(scope, id)
@@ -19,17 +19,18 @@ class LoginNodes(Construct):
             self, "LaunchTemplate", props, "login", cfg.login_nodes, groups_in_template=True
         )
         count = str(cfg.login_nodes.count)
-        self.group = autoscaling.CfnAutoScalingGroup(
+        self.group = resource(
             self,
             "Group",
-            min_size=count,
-            max_size=count,
-            desired_capacity=count,
-            vpc_zone_identifier=[props.subnet_id],
-            launch_template=autoscaling.CfnAutoScalingGroup.LaunchTemplateSpecificationProperty(
-                launch_template_id=template.ref, version=template.attr_latest_version_number
-            ),
-            health_check_type="EC2",
+            "AWS::AutoScaling::AutoScalingGroup",
+            {
+                "DesiredCapacity": count,
+                "HealthCheckType": "EC2",
+                "LaunchTemplate": launch_template_ref(template),
+                "MaxSize": count,
+                "MinSize": count,
+                "VPCZoneIdentifier": [props.subnet_id],
+            },
         )
         acknowledge(
             self.group,

@@ -14,10 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import aws_cdk as cdk
-from aws_cdk import aws_iam as iam
-from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
+from constructs_lib.cfn import Resource, resource
 from constructs_lib.nag import acknowledge
 
 MUNGE_KEY_LENGTH = 1024
@@ -30,21 +29,24 @@ class MungeKeyProps:
 
 
 class MungeKey(Construct):
-    secret: secretsmanager.CfnSecret
+    secret: Resource
 
     def __init__(self, scope: Construct, id: str, props: MungeKeyProps) -> None:
         super().__init__(scope, id)
         stack = cdk.Stack.of(self)
-        self.secret = secretsmanager.CfnSecret(
+        self.secret = resource(
             self,
             "Secret",
-            name=cdk.Fn.join("", [props.secret_name_prefix, stack_id_suffix(stack)]),
-            description="munge key shared by every node of the cluster",
-            generate_secret_string=secretsmanager.CfnSecret.GenerateSecretStringProperty(
-                password_length=MUNGE_KEY_LENGTH,
-                exclude_punctuation=True,
-                include_space=False,
-            ),
+            "AWS::SecretsManager::Secret",
+            {
+                "Description": "munge key shared by every node of the cluster",
+                "GenerateSecretString": {
+                    "ExcludePunctuation": True,
+                    "IncludeSpace": False,
+                    "PasswordLength": MUNGE_KEY_LENGTH,
+                },
+                "Name": cdk.Fn.join("", [props.secret_name_prefix, stack_id_suffix(stack)]),
+            },
         )
         self.secret.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
         acknowledge(
@@ -59,23 +61,23 @@ class MungeKey(Construct):
             resource="role",
             resource_name=f"{props.reader_role_name_prefix}*",
         )
-        secretsmanager.CfnResourcePolicy(
+        deny_others = {
+            "Action": "secretsmanager:GetSecretValue",
+            "Condition": {"ArnNotLike": {"aws:PrincipalArn": role_pattern}},
+            "Effect": "Deny",
+            "Principal": {"AWS": "*"},
+            "Resource": "*",
+            "Sid": "OnlyClusterInstanceRolesReadTheKey",
+        }
+        resource(
             self,
             "OnlyClusterRoles",
-            secret_id=self.secret.ref,
-            block_public_policy=True,
-            resource_policy=iam.PolicyDocument(
-                statements=[
-                    iam.PolicyStatement(
-                        sid="OnlyClusterInstanceRolesReadTheKey",
-                        effect=iam.Effect.DENY,
-                        principals=[iam.AnyPrincipal()],
-                        actions=["secretsmanager:GetSecretValue"],
-                        resources=["*"],
-                        conditions={"ArnNotLike": {"aws:PrincipalArn": role_pattern}},
-                    )
-                ]
-            ).to_json(),
+            "AWS::SecretsManager::ResourcePolicy",
+            {
+                "BlockPublicPolicy": True,
+                "ResourcePolicy": {"Statement": [deny_others], "Version": "2012-10-17"},
+                "SecretId": self.secret.ref_token,
+            },
         )
 
 

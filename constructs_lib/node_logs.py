@@ -10,16 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import aws_cdk as cdk
-from aws_cdk import aws_logs as logs
-from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
+from constructs_lib.cfn import Resource, resource, string_parameter
 from gpucluster import names
 from gpucluster.bootstrap import node_logs
 from gpucluster.config import ClusterConfig
 from gpucluster.slurm.conf import SlurmSite
-
-_RETENTION = {90: logs.RetentionDays.THREE_MONTHS}
 
 
 @dataclass(frozen=True)
@@ -28,26 +25,33 @@ class NodeLogsProps:
 
 
 class NodeLogs(Construct):
-    log_group: logs.LogGroup
-    agent_config: ssm.CfnParameter
+    """`log_group_name` is its Ref, `log_group_arn` its Arn (ends in ":*", so covers its streams)."""
+
+    log_group: Resource
+    log_group_name: str
+    log_group_arn: str
+    agent_config: Resource
 
     def __init__(self, scope: Construct, id: str, props: NodeLogsProps) -> None:
         super().__init__(scope, id)
         cfg = props.cfg
-        self.log_group = logs.LogGroup(
-            self,
-            "Group",
-            retention=_RETENTION[node_logs.RETENTION_DAYS],
-            removal_policy=cdk.RemovalPolicy.RETAIN,
+        # At "Group/Resource", where the logs.LogGroup it replaces kept its CfnLogGroup.
+        self.log_group = resource(
+            Construct(self, "Group"),
+            "Resource",
+            "AWS::Logs::LogGroup",
+            {"RetentionInDays": node_logs.RETENTION_DAYS},
         )
+        self.log_group.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
         # Pinned: a refactor of construct paths must not orphan the group.
-        self.log_group.node.default_child.override_logical_id("NodeLogGroup")  # type: ignore[union-attr]
-        config = node_logs.agent_config(self.log_group.log_group_name, SlurmSite())
-        self.agent_config = ssm.CfnParameter(
+        self.log_group.override_logical_id("NodeLogGroup")
+        self.log_group_name = self.log_group.ref_token
+        self.log_group_arn = self.log_group.att("Arn")
+        config = node_logs.agent_config(self.log_group_name, SlurmSite())
+        self.agent_config = string_parameter(
             self,
             "AgentConfig",
             name=names.log_agent_config_parameter(cfg),
-            type="String",
             value=cdk.Stack.of(self).to_json_string(config),
             description=f"gpucluster {cfg.name}: CloudWatch agent configuration of every node",
         )

@@ -9,17 +9,49 @@ nodes complete their own launch lifecycle action and tag themselves.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import aws_cdk as cdk
-from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from constructs_lib.cfn import Resource, resource
 from constructs_lib.nag import acknowledge
 from gpucluster import names
 from gpucluster.config import ClusterConfig
 
 ROLES = ("head", "login", "compute")
+SSM_CORE = {
+    "Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":iam::aws:policy/AmazonSSMManagedInstanceCore"]]
+}
+ASSUMED_BY_EC2 = {
+    "Statement": [
+        {"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}}
+    ],
+    "Version": "2012-10-17",
+}
+
+
+@dataclass(frozen=True)
+class Allow:
+    """One Allow statement of a role's policy, written as iam.PolicyStatement writes it."""
+
+    sid: str
+    actions: list[str]
+    resource: str
+    conditions: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        actions = sorted(set(self.actions))
+        statement: dict[str, Any] = {
+            "Action": actions[0] if len(actions) == 1 else actions,
+            "Effect": "Allow",
+            "Resource": self.resource,
+            "Sid": self.sid,
+        }
+        if self.conditions:
+            statement["Condition"] = self.conditions
+        return statement
 
 
 @dataclass(frozen=True)
@@ -32,8 +64,10 @@ class NodeRolesProps:
 
 
 class NodeRoles(Construct):
-    roles: dict[str, iam.Role]
-    instance_profiles: dict[str, iam.CfnInstanceProfile]
+    """`roles[role]` stands where an iam.Role stood (its role is its default child, "Resource")."""
+
+    roles: dict[str, Construct]
+    instance_profiles: dict[str, Resource]
 
     def __init__(self, scope: Construct, id: str, props: NodeRolesProps) -> None:
         super().__init__(scope, id)
@@ -51,94 +85,94 @@ class NodeRoles(Construct):
         )
         cluster_tag = {f"aws:ResourceTag/{names.CLUSTER_TAG}": cfg.name}
         common = [
-            iam.PolicyStatement(
-                sid="ReadMungeKey", actions=["secretsmanager:GetSecretValue"], resources=[secret_arn]
-            ),
-            iam.PolicyStatement(
+            Allow(sid="ReadMungeKey", actions=["secretsmanager:GetSecretValue"], resource=secret_arn),
+            Allow(
                 sid="ReadClusterFacts",
                 actions=["ssm:GetParameter", "ssm:GetParameters", "ssm:GetParametersByPath"],
-                resources=[parameters_arn],
+                resource=parameters_arn,
             ),
-            iam.PolicyStatement(
+            Allow(
                 sid="ReadBootstrapBundle",
                 actions=["s3:GetObject"],
-                resources=[f"{props.bundle_bucket_arn}/{props.bundle_object_key}"],
+                resource=f"{props.bundle_bucket_arn}/{props.bundle_object_key}",
             ),
-            iam.PolicyStatement(
+            Allow(
                 sid="ShipNodeLogs",
                 actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-                resources=[props.log_group_arn],
+                resource=props.log_group_arn,
             ),
-            iam.PolicyStatement(
+            Allow(
                 sid="ReportBootstrapFailure",
                 actions=["ec2:CreateTags"],
-                resources=[stack.format_arn(service="ec2", resource="instance", resource_name="*")],
+                resource=stack.format_arn(service="ec2", resource="instance", resource_name="*"),
                 conditions={"StringEquals": cluster_tag},
             ),
         ]
         extra = {
             "head": [
-                iam.PolicyStatement(
+                Allow(
                     sid="ReadCapacityAndInstances",
                     actions=[
                         "ec2:DescribeCapacityReservations",
                         "ec2:DescribeInstances",
                         "autoscaling:DescribeAutoScalingGroups",
                     ],
-                    resources=["*"],
+                    resource="*",
                 ),
-                iam.PolicyStatement(
+                Allow(
                     # The head publishes the kernel its AMI boots (names.head_image_parameter).
                     sid="PublishHeadImage",
                     actions=["ssm:PutParameter"],
-                    resources=[
-                        stack.format_arn(
-                            service="ssm",
-                            resource="parameter",
-                            resource_name=names.head_image_parameter(cfg).lstrip("/"),
-                        )
-                    ],
+                    resource=stack.format_arn(
+                        service="ssm",
+                        resource="parameter",
+                        resource_name=names.head_image_parameter(cfg).lstrip("/"),
+                    ),
                 ),
-                iam.PolicyStatement(
+                Allow(
                     sid="ResizeClusterGroups",
                     actions=["autoscaling:SetDesiredCapacity", "autoscaling:UpdateAutoScalingGroup"],
-                    resources=["*"],
+                    resource="*",
                     conditions={"StringEquals": cluster_tag},
                 ),
             ],
             "login": [],
             "compute": [
-                iam.PolicyStatement(
+                Allow(
                     sid="CompleteOwnLaunch",
                     # Heartbeats keep the launch hook alive while a slow node boots (lib/heartbeat.sh).
                     actions=[
                         "autoscaling:CompleteLifecycleAction",
                         "autoscaling:RecordLifecycleActionHeartbeat",
                     ],
-                    resources=["*"],
+                    resource="*",
                     conditions={"StringEquals": cluster_tag},
                 ),
-                iam.PolicyStatement(
+                Allow(
                     sid="FindOwnGroup",
                     actions=["autoscaling:DescribeAutoScalingInstances"],
-                    resources=["*"],
+                    resource="*",
                 ),
             ],
         }
         self.roles = {}
         self.instance_profiles = {}
         for role in ROLES:
-            node_role = iam.Role(
-                self,
-                f"{role.capitalize()}Role",
-                role_name=f"{names.role_name_prefix(cfg)}{role}",
-                assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"),
-                description=f"gpucluster {cfg.name} {role} nodes",
-                managed_policies=[
-                    iam.ManagedPolicy.from_aws_managed_policy_name("AmazonSSMManagedInstanceCore")
-                ],
-                inline_policies={
-                    "node": iam.PolicyDocument(statements=common + extra[role]),
+            node_role = Construct(self, f"{role.capitalize()}Role")
+            policy = {
+                "Statement": [statement.to_json() for statement in common + extra[role]],
+                "Version": "2012-10-17",
+            }
+            cfn_role = resource(
+                node_role,
+                "Resource",
+                "AWS::IAM::Role",
+                {
+                    "AssumeRolePolicyDocument": ASSUMED_BY_EC2,
+                    "Description": f"gpucluster {cfg.name} {role} nodes",
+                    "ManagedPolicyArns": [SSM_CORE],
+                    "Policies": [{"PolicyDocument": policy, "PolicyName": "node"}],
+                    "RoleName": f"{names.role_name_prefix(cfg)}{role}",
                 },
             )
             acknowledge(
@@ -157,8 +191,11 @@ class NodeRoles(Construct):
                 findings=self._wildcard_findings(cfg, role),
             )
             self.roles[role] = node_role
-            self.instance_profiles[role] = iam.CfnInstanceProfile(
-                self, f"{role.capitalize()}Profile", roles=[node_role.role_name]
+            self.instance_profiles[role] = resource(
+                self,
+                f"{role.capitalize()}Profile",
+                "AWS::IAM::InstanceProfile",
+                {"Roles": [cfn_role.ref_token]},
             )
 
     @staticmethod

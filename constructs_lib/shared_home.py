@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import aws_cdk as cdk
-from aws_cdk import aws_efs as efs
 from constructs import Construct
+
+from constructs_lib.cfn import Resource, resource
 
 
 @dataclass(frozen=True)
@@ -20,26 +21,30 @@ class SharedHomeProps:
 
 
 class SharedHome(Construct):
-    file_system: efs.CfnFileSystem
+    file_system: Resource
 
     def __init__(self, scope: Construct, id: str, props: SharedHomeProps) -> None:
         super().__init__(scope, id)
-        self.file_system = efs.CfnFileSystem(
+        self.file_system = resource(
             self,
             "FileSystem",
-            encrypted=True,
-            performance_mode="generalPurpose",
-            throughput_mode="elastic",
-            backup_policy=efs.CfnFileSystem.BackupPolicyProperty(status="ENABLED"),
-            file_system_protection=efs.CfnFileSystem.FileSystemProtectionProperty(
-                replication_overwrite_protection="ENABLED"
-            ),
+            "AWS::EFS::FileSystem",
+            {
+                "BackupPolicy": {"Status": "ENABLED"},
+                "Encrypted": True,
+                "FileSystemProtection": {"ReplicationOverwriteProtection": "ENABLED"},
+                "PerformanceMode": "generalPurpose",
+                "ThroughputMode": "elastic",
+            },
         )
         self.file_system.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
-        efs.CfnMountTarget(
+        resource(
             self,
             "MountTarget",
-            file_system_id=self.file_system.ref,
-            subnet_id=props.subnet_id,
-            security_groups=[props.security_group_id],
+            "AWS::EFS::MountTarget",
+            {
+                "FileSystemId": self.file_system.ref_token,
+                "SecurityGroups": [props.security_group_id],
+                "SubnetId": props.subnet_id,
+            },
         )

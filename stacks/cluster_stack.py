@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import aws_cdk as cdk
-from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from constructs_lib.bootstrap_bundle import BootstrapBundle, BootstrapBundleProps
+from constructs_lib.cfn import string_parameter
 from constructs_lib.cluster_dns import ClusterDns, ClusterDnsProps
 from constructs_lib.compute_fleet import ComputeFleet, ComputeFleetProps
 from constructs_lib.head_node import HeadNode
@@ -50,16 +50,15 @@ class ClusterStack(cdk.Stack):
                 cfg=cfg,
                 bundle_bucket_arn=bundle.bucket_arn,
                 bundle_object_key=bundle.object_key,
-                log_group_arn=node_logs.log_group.log_group_arn,
+                log_group_arn=node_logs.log_group_arn,
             ),
         )
         # The head finds the bundle through this parameter, not its user data: a new bundle
         # updates the parameter in place and the head's update timer applies it.
-        bundle_pointer = ssm.CfnParameter(
+        bundle_pointer = string_parameter(
             self,
             "BundlePointer",
             name=names.bundle_parameter(cfg),
-            type="String",
             value=bundle.ref.pointer,
             description="sha256 and S3 URL of the current bootstrap bundle; the head node polls it",
         )
@@ -69,7 +68,7 @@ class ClusterStack(cdk.Stack):
                 cfg=cfg,
                 image_id=image_id,
                 subnet_id=subnet_id,
-                instance_profile_arn=roles.instance_profiles[role].attr_arn,
+                instance_profile_arn=roles.instance_profiles[role].att("Arn"),
                 security_group_ids=[nodes_security_group_id],
                 user_data=render_user_data(cfg, role, bundle_ref),
             )
@@ -94,7 +93,7 @@ class ClusterStack(cdk.Stack):
         ClusterDns(
             self,
             "Dns",
-            ClusterDnsProps(cfg=cfg, vpc_id=vpc_id, head_node_private_ip=head.instance.attr_private_ip),
+            ClusterDnsProps(cfg=cfg, vpc_id=vpc_id, head_node_private_ip=head.instance.att("PrivateIp")),
         )
         if cfg.login_nodes.count > 0:
             LoginNodes(self, "LoginNodes", service_node("login", bundle.ref))
@@ -107,7 +106,7 @@ class ClusterStack(cdk.Stack):
                     group=group,
                     image_id=image_id,
                     subnet_id=subnet_id,
-                    instance_profile_arn=roles.instance_profiles["compute"].attr_arn,
+                    instance_profile_arn=roles.instance_profiles["compute"].att("Arn"),
                     security_group_ids=[nodes_security_group_id, efa_security_group_id],
                     user_data=render_user_data(cfg, "compute", bundle.ref, group),
                     creates_placement_group=group.creates_placement_group,

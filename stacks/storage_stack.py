@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import aws_cdk as cdk
-from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
+from constructs_lib.cfn import string_parameter
 from constructs_lib.fsx_lustre import FsxLustre, FsxLustreProps
 from constructs_lib.munge_key import MungeKey, MungeKeyProps
 from constructs_lib.shared_home import SharedHome, SharedHomeProps
@@ -38,7 +38,7 @@ class StorageStack(cdk.Stack):
         )
         # Pinned so a refactor of construct paths can never replace the data.
         self.home.file_system.override_logical_id("HomeFileSystem")
-        facts = {"efs_id": self.home.file_system.ref}
+        facts = {"efs_id": self.home.file_system.ref_token}
         if cfg.storage.fsx_lustre is not None:
             self.fsx = FsxLustre(
                 self,
@@ -50,8 +50,8 @@ class StorageStack(cdk.Stack):
                 ),
             )
             self.fsx.file_system.override_logical_id("LustreFileSystem")
-            facts["fsx_dns_name"] = self.fsx.file_system.attr_dns_name
-            facts["fsx_mount_name"] = self.fsx.file_system.attr_lustre_mount_name
+            facts["fsx_dns_name"] = self.fsx.file_system.att("DNSName")
+            facts["fsx_mount_name"] = self.fsx.file_system.att("LustreMountName")
         self.munge_key = MungeKey(
             self,
             "MungeKey",
@@ -62,13 +62,12 @@ class StorageStack(cdk.Stack):
         )
         self.munge_key.secret.override_logical_id("MungeKeySecret")
         # Ref of a secret is its ARN; nodes read it here instead of guessing the name.
-        facts["munge_secret_arn"] = self.munge_key.secret.ref
+        facts["munge_secret_arn"] = self.munge_key.secret.ref_token
         for fact, value in facts.items():
-            ssm.CfnParameter(
+            string_parameter(
                 self,
                 f"Fact-{fact}",
                 name=names.storage_parameter(cfg, fact),
-                type="String",
                 value=value,
                 description=f"gpucluster {cfg.name}: {fact} for node bootstrap",
             )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -69,7 +71,35 @@ def test_cdk_app_reports_user_data_over_budget_as_the_cli_does(monkeypatch):
     monkeypatch.setattr(userdata, "USER_DATA_LIMIT", 512)
     config = REPO / "examples/default.yaml"
     with pytest.raises(BadInput) as caught:
-        build_app(load_config(config), nag=False, source=config)
+        build_app(load_config(config), source=config)
     [line] = error_lines(caught.value)
     assert line.startswith(f"error {config}: (user-data): user-data for the head node is ")
     assert line.endswith("; shorten what the config puts into user-data")
+
+
+def test_default_synth_leaves_cdk_nag_out_and_writes_the_same_templates(tmp_path, synthesized):
+    """cdk-nag costs about a quarter of a synth and never changes a template: `synth` loads it
+    only with --nag, and its templates are byte for byte those of the checked session synth."""
+    out = tmp_path / "out"
+    script = (
+        "import sys\n"
+        "from gpucluster.cli import main\n"
+        f"sys.argv = ['gpucluster', 'synth', {str(REPO / 'examples/default.yaml')!r}, '-o', {str(out)!r}]\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
+        "print('cdk_nag loaded:', 'cdk_nag' in sys.modules)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "cdk_nag loaded: False" in run.stdout
+    assert not (out / "validation-report.json").exists()
+    checked = synthesized["default"]
+    for stack in checked.templates:
+        assert (out / f"{stack}.template.json").read_bytes() == checked.template_path(stack).read_bytes()
+
+
+def test_synth_with_nag_runs_the_checks(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    out = tmp_path / "cdk.out"
+    result = CliRunner().invoke(app, ["synth", str(REPO / "examples/default.yaml"), "-o", str(out), "--nag"])
+    assert result.exit_code == 0, result.output
+    assert (out / "validation-report.json").is_file()

@@ -21,6 +21,14 @@ def synth(
     output: Annotated[
         Path, typer.Option("--output", "-o", metavar="DIR", help="Cloud assembly directory.")
     ] = DEFAULT_SYNTH_DIR,
+    nag: Annotated[
+        bool,
+        typer.Option(
+            "--nag",
+            help="Also run cdk-nag's AwsSolutions checks, as `cdk synth` and `cdk deploy` do: "
+            "an unacknowledged finding fails with exit 1. The templates are the same either way.",
+        ),
+    ] = False,
 ) -> None:
     """Synthesize the CloudFormation templates in-process, the same as `cdk synth`."""
     cfg = load_checked(config)
@@ -29,7 +37,7 @@ def synth(
     from gpucluster.synth.summary import cluster_summary
 
     try:
-        result = synthesize(cfg, output, source=config)
+        result = synthesize(cfg, output, nag=nag, source=config)
     except RuntimeError as exc:
         err.print(f"[red]synth failed[/red]: {exc}", highlight=False, soft_wrap=True)
         report = Path(output) / "validation-report.json"

@@ -6,6 +6,8 @@ the same context from cdk.json, so they write the same templates.
 
 from __future__ import annotations
 
+import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,29 +36,57 @@ def build_app(
     cfg: ClusterConfig,
     outdir: str | None = None,
     context: dict[str, Any] | None = None,
-    nag: bool = True,
     source: str | Path = "<config>",
 ) -> cdk.App:
-    """The cluster's app; `nag=False` leaves cdk-nag out entirely (its import and its checks
-    cost about a quarter of a default synth), which `make bench` uses to show that cost.
-    A config whose user-data cannot fit is bad input in `source`, the config file."""
+    """The cluster's app. A config whose user-data cannot fit is bad input in `source`, the
+    config file. cdk-nag judges what it writes (synth_app)."""
     try:
-        return _build_app(cfg, outdir, context, nag)
+        return _build_app(cfg, outdir, context)
     except UserDataTooLarge as exc:
         raise BadInput(
             source, "(user-data)", str(exc).rstrip("."), "shorten what the config puts into user-data"
         ) from None
 
 
-def _build_app(cfg: ClusterConfig, outdir: str | None, context: dict[str, Any] | None, nag: bool) -> cdk.App:
+def _build_app(cfg: ClusterConfig, outdir: str | None, context: dict[str, Any] | None) -> cdk.App:
     use_wheel_node()
+    import aws_cdk as cdk
+
+    from constructs_lib.cfn_tags import tagging_every_resource
+    from constructs_lib.cluster_network import TAG_KEYS as network_tag_keys
+
+    app = new_app(outdir, context)
+    cluster_tags = {**cfg.tags, names.CLUSTER_TAG: cfg.name}
+    # constructs_lib writes these tags into each resource it builds (constructs_lib/cfn_tags);
+    # Tags.of(app) gives them to the stacks and to any L1 added to the app.
+    with tagging_every_resource(cluster_tags, (names.ROLE_TAG, names.GROUP_TAG, *network_tag_keys)):
+        _add_stacks(app, cfg)
+    for key, value in cluster_tags.items():
+        cdk.Tags.of(app).add(key, value)
+    return app
+
+
+def synth_app(app: cdk.App, *, nag: bool) -> Path:
+    """Synthesize `app`; the cloud assembly's directory. `nag=True` runs cdk-nag's
+    AwsSolutions checks over the templates (gpucluster.synth.nag), which raise NagFindings
+    on an unacknowledged finding. They never change a template, and they cost more than
+    the synth, so only what deploys (`cdk synth|deploy`), `gpucluster synth --nag`, CI and
+    the test suite run them."""
+    directory = Path(app.synth().directory)
+    if nag:
+        from gpucluster.synth.nag import check
+
+        check(directory)
+    return directory
+
+
+def _add_stacks(app: cdk.App, cfg: ClusterConfig) -> None:
     import aws_cdk as cdk
 
     from stacks.cluster_stack import ClusterStack
     from stacks.network_stack import NetworkStack
     from stacks.storage_stack import StorageStack
 
-    app = new_app(outdir, context)
     env = cdk.Environment(account=cfg.account, region=cfg.region)
     stack_names = names.stack_names(cfg)
     description = f"gpucluster {cfg.name}"
@@ -72,7 +102,7 @@ def _build_app(cfg: ClusterConfig, outdir: str | None, context: dict[str, Any] |
         stack_names["storage"],
         cfg=cfg,
         subnet_id=network.network.subnet_id,
-        storage_security_group_id=network.security_groups.storage.attr_group_id,
+        storage_security_group_id=network.security_groups.storage.att("GroupId"),
         env=env,
         description=f"{description}: file systems and the munge key (retained)",
     )
@@ -82,19 +112,11 @@ def _build_app(cfg: ClusterConfig, outdir: str | None, context: dict[str, Any] |
         cfg=cfg,
         vpc_id=network.network.vpc_id,
         subnet_id=network.network.subnet_id,
-        nodes_security_group_id=network.security_groups.nodes.attr_group_id,
-        efa_security_group_id=network.security_groups.efa.attr_group_id,
+        nodes_security_group_id=network.security_groups.nodes.att("GroupId"),
+        efa_security_group_id=network.security_groups.efa.att("GroupId"),
         env=env,
         description=f"{description}: head, login and compute nodes",
     ).add_stack_dependency(storage, "nodes mount the file systems at boot")
-    for key, value in {**cfg.tags, names.CLUSTER_TAG: cfg.name}.items():
-        cdk.Tags.of(app).add(key, value)
-    if nag:
-        # Imported only here: loading cdk-nag makes Node load some 40 more aws-cdk-lib modules.
-        from cdk_nag import AwsSolutionsChecks
-
-        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    return app
 
 
 def app_from_context() -> cdk.App:
@@ -112,17 +134,40 @@ def app_from_context() -> cdk.App:
 
 
 def cdk_app_main() -> None:
-    """Run the app for the CDK CLI; input problems end with exit 2 and no traceback."""
+    """Run the app for the CDK CLI; input problems end with exit 2 and no traceback, and
+    what `cdk deploy` ships is always checked by cdk-nag (a finding: exit 1)."""
+    from gpucluster.synth.nag import NagFindings
+
     try:
-        app_from_context().synth()
+        synth_app(app_from_context(), nag=True)
     except BadInput as exc:
         raise SystemExit(report(exc)) from None
+    except NagFindings as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 def synthesize(
-    cfg: ClusterConfig, outdir: str | Path, nag: bool = True, source: str | Path = "<config>"
+    cfg: ClusterConfig, outdir: str | Path, nag: bool = False, source: str | Path = "<config>"
 ) -> SynthResult:
-    app = build_app(cfg, outdir=str(outdir), context=cdk_context(), nag=nag, source=source)
-    assembly = app.synth()
-    templates = {stack.stack_name: stack.template for stack in assembly.stacks}
-    return SynthResult(outdir=Path(assembly.directory), templates=templates)
+    """The templates in `outdir`; byte-identical with or without `nag`, which only checks."""
+    app = build_app(cfg, outdir=str(outdir), context=cdk_context(), source=source)
+    directory = synth_app(app, nag=nag)
+    return SynthResult(outdir=directory, templates=written_templates(directory))
+
+
+STACK_ARTIFACT = "aws:cloudformation:stack"
+
+
+def written_templates(directory: Path) -> dict[str, dict[str, Any]]:
+    """Each stack's template as written to the cloud assembly, by stack name: read from the
+    files the manifest names rather than passed back through jsii (Node parses each file
+    again and the JSON crosses the pipe: a few percent of a synth)."""
+    manifest = json.loads((directory / "manifest.json").read_text())
+    return {
+        artifact.get("properties", {}).get("stackName", artifact_id): json.loads(
+            (directory / artifact["properties"]["templateFile"]).read_text()
+        )
+        for artifact_id, artifact in manifest["artifacts"].items()
+        if artifact["type"] == STACK_ARTIFACT
+    }

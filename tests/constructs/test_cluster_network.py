@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from constructs_lib.cluster_network import ClusterNetwork, ClusterNetworkProps
+from constructs_lib.cluster_network import ClusterNetwork, ClusterNetworkProps, subnet_cidrs
 from tests.constructs.small_stack import Built, build
 
 
@@ -54,3 +54,40 @@ def test_an_existing_vpc_is_used_as_given_and_nothing_is_created(imported, examp
     assert (imported.construct.vpc_id, imported.construct.subnet_id) == (network.vpc_id, network.subnet_id)
     assert imported.construct.created_subnet is None
     assert imported.template.to_json().get("Resources", {}) == {}
+
+
+@pytest.mark.parametrize("cidr", ["10.80.0.0/16", "172.16.0.0/18", "10.1.64.0/20", "192.168.4.0/22"])
+def test_subnets_are_laid_out_as_ec2_vpc_lays_them_out(cidr):
+    """The VPC is written without ec2.Vpc; the subnet CIDRs it allocated stay the same."""
+    import ipaddress
+
+    from aws_cdk import aws_ec2 as ec2
+
+    network = ipaddress.IPv4Network(cidr)
+
+    def l2_vpc(stack):
+        return ec2.Vpc(
+            stack,
+            "Vpc",
+            ip_addresses=ec2.IpAddresses.cidr(cidr),
+            availability_zones=["us-east-2a"],
+            nat_gateways=1,
+            subnet_configuration=[
+                ec2.SubnetConfiguration(
+                    name="public", subnet_type=ec2.SubnetType.PUBLIC, cidr_mask=network.prefixlen + 6
+                ),
+                ec2.SubnetConfiguration(
+                    name="nodes",
+                    subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS,
+                    cidr_mask=network.prefixlen + 1,
+                ),
+            ],
+        )
+
+    built = build(l2_vpc)
+    by_kind = {
+        s["Properties"]["MapPublicIpOnLaunch"]: s["Properties"]["CidrBlock"]
+        for s in built.resources("AWS::EC2::Subnet").values()
+    }
+    public, nodes = subnet_cidrs(network)
+    assert (by_kind[True], by_kind[False]) == (str(public), str(nodes))
