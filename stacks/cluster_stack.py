@@ -78,11 +78,10 @@ class ClusterStack(cdk.Stack):
         # it creates the parameter (its properties never change), so the head's value stays.
         # It exists before the head boots and before a new bundle is published: a head that
         # wrote it first would make its creation fail.
-        head_image = ssm.CfnParameter(
+        head_image = string_parameter(
             self,
             "HeadImageRecord",
             name=names.head_image_parameter(cfg),
-            type="String",
             value=names.HEAD_IMAGE_NOT_RECORDED,
             description="AMI id and kernel the head node booted; gpucluster ami pin --kernel-from-cluster",
         )
