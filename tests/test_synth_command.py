@@ -79,7 +79,8 @@ def test_cdk_app_reports_user_data_over_budget_as_the_cli_does(monkeypatch):
 
 def test_default_synth_leaves_cdk_nag_out_and_writes_the_same_templates(tmp_path, synthesized):
     """cdk-nag costs about a quarter of a synth and never changes a template: `synth` loads it
-    only with --nag, and its templates are byte for byte those of the checked session synth."""
+    only with --nag, and its templates are byte for byte those of the checked session synth.
+    No AWS service module is loaded either."""
     out = tmp_path / "out"
     script = (
         "import sys\n"
@@ -87,10 +88,14 @@ def test_default_synth_leaves_cdk_nag_out_and_writes_the_same_templates(tmp_path
         f"sys.argv = ['gpucluster', 'synth', {str(REPO / 'examples/default.yaml')!r}, '-o', {str(out)!r}]\n"
         "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
         "print('cdk_nag loaded:', 'cdk_nag' in sys.modules)\n"
+        "print('service modules:', sorted(m for m in sys.modules if m.startswith('aws_cdk.aws_')))\n"
     )
     run = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "cdk_nag loaded: False" in run.stdout
+    # constructs_lib.cfn builds every resource as a core CfnResource: a service module (aws_ssm,
+    # aws_ec2, ...) costs its Python import and Node require in every synth.
+    assert "service modules: []" in run.stdout, run.stdout
     assert not (out / "validation-report.json").exists()
     checked = synthesized["default"]
     for stack in checked.templates:
