@@ -17,8 +17,13 @@ from tests.integration.cluster import SLURM_CONF_LINK, SlurmCluster
 from tests.integration.daemons import Munge
 from tests.integration.host import HarnessError, Teardown, wait_for
 from tests.integration.network import Network, leftovers
-from tests.integration.prerequisites import for_installed_slurm, missing_prerequisites
+from tests.integration.prerequisites import (
+    for_installed_slurm,
+    installed_slurm_release,
+    missing_prerequisites,
+)
 from tests.integration.queries import node_states
+from tests.integration.vendor_builds import pyxis_library as build_pyxis
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "default.yaml"
@@ -63,6 +68,8 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
     reason = missing_prerequisites()
     if reason is not None:
         _unavailable(reason)
+    # plugstack.conf marks Pyxis required, as in production: slurmd and srun need it built.
+    pyxis_build = build_pyxis(installed_slurm_release())
     cfg = for_installed_slurm(load_config(EXAMPLE))
     group = cfg.compute_groups[0]
     # Short path: slurmstepd's Unix sockets live under the spool directory.
@@ -75,7 +82,9 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
     teardown.push("/run/slurm/conf link", lambda: _remove_conf_link(root, made_run_dir))
     teardown.push("node cgroups", lambda: _remove_cgroups(group.name))
     network = Network(teardown)
-    cluster = SlurmCluster(cfg=cfg, group=group, root=root, teardown=teardown, network=network)
+    cluster = SlurmCluster(
+        cfg=cfg, group=group, root=root, teardown=teardown, network=network, pyxis_build=pyxis_build
+    )
     if cluster.tracking.why is not None:
         warnings.warn(
             f"real-Slurm suite runs {cluster.tracking.proctrack_type} and {cluster.tracking.task_plugin} "
@@ -99,6 +108,12 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
         problems = teardown.run()
         if problems:
             pytest.fail("teardown left things behind: " + "; ".join(problems), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def pyxis_library(slurm_cluster: SlurmCluster) -> Path:
+    """spank_pyxis.so built from the vendored source for the installed Slurm."""
+    return slurm_cluster.pyxis_build
 
 
 @pytest.fixture
