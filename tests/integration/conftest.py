@@ -74,6 +74,9 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
     group = cfg.compute_groups[0]
     # Short path: slurmstepd's Unix sockets live under the spool directory.
     root = Path(tempfile.mkdtemp(prefix="gcs-", dir="/tmp"))
+    # Readable by all, as a node's /etc and /usr are: jobs of users other than root read the
+    # configuration and run Enroot from here. The munge key inside stays root's alone.
+    root.chmod(0o755)
     teardown = Teardown()
     teardown.push("leftover check", _fail_on_leftovers)
     if os.environ.get("GPUCLUSTER_KEEP_SLURM_TEST") != "1":

@@ -123,8 +123,7 @@ def install_enroot(
         return node
     _make_enroot_directories(paths)
     for name in nodes:
-        shared_to_local = {str(target): source for source, target in node_local_binds(cluster_root, name)}
-        local = [_local_path(directory, shared_to_local) for directory in paths.directories]
+        local = [node_local_path(cluster_root, name, directory) for directory in paths.directories]
         _make_enroot_directories(EnrootPaths(*local))
     shutil.copytree(build / "etc" / "enroot", node.sysconf_dir)
     shutil.copytree(build / "usr" / "share" / "enroot", prefix / "usr" / "share" / "enroot")
@@ -147,12 +146,13 @@ def install_enroot(
     return node
 
 
-def _local_path(shared: str, shared_to_local: dict[str, Path]) -> str:
-    """Where a node's bind mount puts `shared` on that node's own disk."""
-    for target, source in shared_to_local.items():
-        if shared == target or shared.startswith(target + "/"):
-            return str(source) + shared.removeprefix(target)
-    raise AssertionError(f"{shared} is on no node-local bind mount: {sorted(shared_to_local)}")
+def node_local_path(cluster_root: Path, node: str, shared: str) -> str:
+    """Where test node `node` keeps `shared` (a path under one of its node-local binds)."""
+    binds = node_local_binds(cluster_root, node)
+    for source, target in binds:
+        if shared == str(target) or shared.startswith(f"{target}/"):
+            return str(source) + shared.removeprefix(str(target))
+    raise AssertionError(f"{shared} is on no node-local bind mount of {node}: {binds}")
 
 
 def enroot(node: EnrootNode, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -9,6 +9,8 @@ output that names it came from inside the container, not from the host.
 from __future__ import annotations
 
 import os
+import pwd
+import stat
 import subprocess
 from pathlib import Path
 
@@ -16,7 +18,14 @@ import pytest
 
 from gpucluster.slurm import conf as slurm_conf
 from tests.integration.cluster import SlurmCluster
-from tests.integration.containers import IMAGE_OS_ID, EnrootNode, busybox_image, enroot, install_enroot
+from tests.integration.containers import (
+    IMAGE_OS_ID,
+    EnrootNode,
+    busybox_image,
+    enroot,
+    install_enroot,
+    node_local_path,
+)
 from tests.integration.host import run
 from tests.integration.vendor_builds import enroot_root
 
@@ -153,6 +162,34 @@ def test_two_node_step_sees_its_rank_mounts_and_named_container(
         assert row[1:] == [str(rank), "0", "2", first, str(job % 4536 + 61000)], row
     reused = {path.read_text().strip() for path in results.glob("reused-*")}
     assert reused == {"0", "1"}, reused
+
+
+def test_unprivileged_user_gets_its_own_enroot_directories(
+    cluster: SlurmCluster, enroot_node: EnrootNode, image: Path
+):
+    """Users are not root: Pyxis runs Enroot as the job's user, which makes its user-<uid>
+    directories, private, below the sticky parents the bootstrap makes on the node's NVMe."""
+    user = pwd.getpwnam("nobody")
+    name = sorted(cluster.nodes)[0]
+    as_user = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups"]
+    step = run(
+        *as_user,
+        "srun",
+        "--chdir=/tmp",
+        f"--nodelist={name}",
+        f"--container-image={image}",
+        "sh",
+        "-c",
+        "id -u; cat /etc/os-release",
+        env=cluster.env,
+        timeout=STEP_TIMEOUT,
+    )
+    lines = step.stdout.splitlines()
+    assert lines[0] == str(user.pw_uid) and f"ID={IMAGE_OS_ID}" in lines, step.stdout
+    for parent in (enroot_node.paths.data, enroot_node.paths.cache, enroot_node.paths.runtime):
+        mine = Path(node_local_path(cluster.root, name, parent)) / f"user-{user.pw_uid}"
+        assert mine.is_dir(), f"{mine} is missing"
+        assert (mine.stat().st_uid, stat.S_IMODE(mine.stat().st_mode)) == (user.pw_uid, 0o700)
 
 
 def test_bad_image_fails_the_step_and_leaves_nodes_idle(cluster: SlurmCluster, enroot_node: EnrootNode):
