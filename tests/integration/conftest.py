@@ -21,6 +21,7 @@ from tests.integration.prerequisites import (
     for_installed_slurm,
     installed_slurm_release,
     missing_prerequisites,
+    unavailable,
 )
 from tests.integration.queries import node_states
 from tests.integration.vendor_builds import pyxis_library as build_pyxis
@@ -31,12 +32,6 @@ EXAMPLE = REPO / "examples" / "default.yaml"
 # the Unix socket paths slurmstepd makes under the spool directory (108-byte limit).
 NODE_INSTANCES = {1: "i-0a1b2c3d4e5f60001", 2: "i-0a1b2c3d4e5f60002"}
 REGISTER_TIMEOUT = 30
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"real-Slurm suite cannot run in CI: {reason}", pytrace=False)
-    pytest.skip(f"real-Slurm suite skipped: {reason}")
 
 
 def _remove_conf_link(root: Path, made_run_dir: bool) -> None:
@@ -67,7 +62,7 @@ def _fail_on_leftovers() -> None:
 def slurm_cluster() -> Iterator[SlurmCluster]:
     reason = missing_prerequisites()
     if reason is not None:
-        _unavailable(reason)
+        unavailable("run the real-Slurm suite", reason)
     # plugstack.conf marks Pyxis required, as in production: slurmd and srun need it built.
     pyxis_build = build_pyxis(installed_slurm_release())
     cfg = for_installed_slurm(load_config(EXAMPLE))

@@ -20,8 +20,9 @@ from pathlib import Path
 from gpucluster.bootstrap.bundle import COMPUTE_ENROOT, ENROOT_HOOKS, EnrootPaths, enroot_conf
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from tests.integration.host import run
+from tests.integration.prerequisites import unavailable
 from tests.integration.site_files import node_local_binds, node_prefix
-from tests.integration.vendor_builds import ENROOT_CACHE, unavailable
+from tests.integration.vendor_builds import ENROOT_CACHE
 
 IMAGE_CACHE = ENROOT_CACHE / "images"
 IMAGE_OS_ID = "gpucluster-test-image"

@@ -100,7 +100,6 @@ def suite_site(root: Path, tracking: ProcessTracking) -> SlurmSite:
         mount_root=str(root / "mnt"),
         pyxis_library=f"{node_prefix(root)}{production.pyxis_library}",
         pyxis_runtime_path=f"{node_prefix(root)}{production.pyxis_runtime_path}",
-        pyxis_required=True,
         proctrack_type=tracking.proctrack_type,
         task_plugin=tracking.task_plugin,
     )

@@ -19,7 +19,7 @@ import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
+from tests.integration.prerequisites import unavailable
 
 VENDOR = Path(__file__).resolve().parent / "vendor"
 PYXIS_TARBALL = "pyxis-0.24.0.tar.gz"
@@ -39,13 +39,6 @@ ENROOT_PACKAGES = (
     "apt-get install gcc libc6-dev make linux-libc-dev libbsd-dev makeself squashfs-tools bsdextrautils"
 )
 PYXIS_PACKAGES = "apt-get install gcc libc6-dev make binutils libslurm-dev"
-
-
-def unavailable(what: str, reason: str) -> None:
-    """A missing prerequisite fails under CI=true and skips elsewhere, naming the fix."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"cannot {what} in CI: {reason}", pytrace=False)
-    pytest.skip(f"cannot {what}: {reason}")
 
 
 def expected_sha256(name: str) -> str:
