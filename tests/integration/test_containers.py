@@ -27,6 +27,7 @@ from tests.integration.containers import (
     node_local_path,
 )
 from tests.integration.host import run
+from tests.integration.prerequisites import unavailable
 from tests.integration.vendor_builds import enroot_root
 
 pytestmark = pytest.mark.slurm
@@ -162,6 +163,30 @@ def test_two_node_step_sees_its_rank_mounts_and_named_container(
         assert row[1:] == [str(rank), "0", "2", first, str(job % 4536 + 61000)], row
     reused = {path.read_text().strip() for path in results.glob("reused-*")}
     assert reused == {"0", "1"}, reused
+
+
+def test_pmix_step_gets_the_pmi_hook_environment_and_mount(
+    cluster: SlurmCluster, enroot_node: EnrootNode, image: Path
+):
+    """As the containerised nccl-tests run (--mpi=pmix): the 50-slurm-pmi hook hands the
+    step's PMIx server directory to the container. The image has no such path, so only the
+    hook's mount makes it a directory there. One node: Slurm's PMIx makes a per-step
+    directory in /tmp, which the test nodes share (on EC2 each node has its own /tmp)."""
+    step = _srun(
+        cluster,
+        "--nodes=1",
+        "--ntasks=2",
+        "--mpi=pmix",
+        f"--container-image={image}",
+        "sh",
+        "-c",
+        'test -n "$PMIX_SERVER_TMPDIR" && test -d "$PMIX_SERVER_TMPDIR" && echo "mounted $PMIX_RANK"',
+        check=False,
+    )
+    if "can not load PMIx library" in step.stderr:
+        # Slurm's mpi/pmix dlopens the unversioned libpmix.so, which only the -dev package has.
+        unavailable("run a PMIx step", "Slurm's mpi/pmix finds no libpmix.so (apt-get install libpmix-dev)")
+    assert sorted(step.stdout.splitlines()) == ["mounted 0", "mounted 1"], step.stdout + step.stderr
 
 
 def test_unprivileged_user_gets_its_own_enroot_directories(
