@@ -33,10 +33,11 @@ BUILT_MARKER = ".built"
 # (git submodules, absent from the tarball). With FORCE_GLIBC=1 and `make -o deps` it uses
 # Debian's instead: libbsd.a (strlcpy, strtoi) and the kernel headers from the default
 # include path, and /usr/bin/makeself in the place of its bundled copy.
-# squashfs-tools and bsdextrautils (column, for `enroot list`) are what the runtime needs of
-# the dependencies Enroot's .deb declares; the others serve `enroot import`.
+# The runtime dependencies Enroot's .deb declares come too: squashfs-tools, bsdextrautils
+# (column, for `enroot list`), and curl, jq, parallel and zstd for `enroot import`.
 ENROOT_PACKAGES = (
-    "apt-get install gcc libc6-dev make linux-libc-dev libbsd-dev makeself squashfs-tools bsdextrautils"
+    "apt-get install gcc libc6-dev make linux-libc-dev libbsd-dev makeself"
+    " squashfs-tools bsdextrautils curl jq parallel zstd"
 )
 PYXIS_PACKAGES = "apt-get install gcc libc6-dev make binutils libslurm-dev"
 
@@ -140,7 +141,7 @@ def _libc_key() -> str:
 def enroot_root(cache: Path = ENROOT_CACHE) -> Path:
     """The DESTDIR tree of Enroot (usr/bin, usr/lib/enroot, etc/enroot, usr/share/enroot)."""
     missing = _missing(
-        ("gcc", "make", "makeself", "unsquashfs", "column"),
+        ("gcc", "make", "makeself", "unsquashfs", "column", "curl", "jq", "parallel", "zstd"),
         ("/usr/include/bsd/string.h", "/usr/include/linux/seccomp.h"),
         ENROOT_PACKAGES,
     )
