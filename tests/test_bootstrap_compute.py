@@ -49,6 +49,9 @@ def test_compute_joins_after_pinning_the_kernel_first(tmp_path: Path) -> None:
     assert healthcheck.stat().st_mode & stat.S_IXUSR
     enroot_conf = (node.root / "etc/enroot/enroot.conf").read_text()
     assert "ENROOT_DATA_PATH /opt/dlami/nvme/enroot/data/user-$(id -u)" in enroot_conf
+    # Enroot makes the per-user runtime, data and cache directories but only runs mktemp in
+    # its temporary one (tests/integration/test_containers.py runs `enroot import` with it).
+    assert "ENROOT_TEMP_PATH /opt/dlami/nvme/enroot/tmp\n" in enroot_conf
     assert (node.root / "usr/local/lib/slurm/spank_pyxis.so").exists()
     assert (node.state / "sysctl-kernel.apparmor_restrict_unprivileged_userns").read_text() == "0\n"
 

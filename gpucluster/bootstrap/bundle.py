@@ -250,7 +250,9 @@ def _role_tree(role: str, files: dict[str, str]) -> dict[str, str]:
     return {f"files/{role}{path}": text for path, text in files.items()}
 
 
-def _enroot_conf(cfg: ClusterConfig, role: str, paths: EnrootPaths) -> str:
+def enroot_conf(cfg: ClusterConfig, role: str, paths: EnrootPaths) -> str:
+    """/etc/enroot/enroot.conf of a role whose container state lives under `paths` (the
+    real-Slurm suite renders it with its own paths, as it overrides SlurmSite's)."""
     return render("enroot/enroot.conf.j2", cluster=cfg.name, role=role, paths=paths)
 
 
@@ -344,7 +346,7 @@ def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str,
     files.update(
         _role_tree(
             "login",
-            {"/etc/enroot/enroot.conf": _enroot_conf(cfg, "login", LOGIN_ENROOT), **node_slurm, **jobs},
+            {"/etc/enroot/enroot.conf": enroot_conf(cfg, "login", LOGIN_ENROOT), **node_slurm, **jobs},
         )
     )
     for group in cfg.compute_groups:
@@ -353,7 +355,7 @@ def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str,
                 f"compute-{group.name}",
                 {
                     site.healthcheck_program: slurm_conf.render_healthcheck(cfg, group, site),
-                    "/etc/enroot/enroot.conf": _enroot_conf(
+                    "/etc/enroot/enroot.conf": enroot_conf(
                         cfg, f"compute group {group.name}", COMPUTE_ENROOT
                     ),
                     **node_slurm,

@@ -96,9 +96,6 @@ class SlurmSite:
     mount_root: str = ""
     pyxis_library: str = "/usr/local/lib/slurm/spank_pyxis.so"
     pyxis_runtime_path: str = "/run/pyxis"
-    # `optional` only where no Pyxis is built (the test host): slurmd then loads the
-    # served include file and logs the missing library instead of refusing every job.
-    pyxis_required: bool = True
 
     def __post_init__(self) -> None:
         for port in (self.slurmctld_port, self.slurmd_port):

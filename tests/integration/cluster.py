@@ -25,7 +25,14 @@ from tests.integration.host import HarnessError, Teardown, kill_pid, require_fre
 from tests.integration.network import Network, netns_pids
 from tests.integration.prerequisites import ProcessTracking, process_tracking
 from tests.integration.queries import node_states, one_record
-from tests.integration.site_files import SLURMCTLD_PORT, gpu_override_dir, suite_site, write_site_files
+from tests.integration.site_files import (
+    SLURMCTLD_PORT,
+    enroot_path_entry,
+    gpu_override_dir,
+    node_local_binds,
+    suite_site,
+    write_site_files,
+)
 
 SLURM_CONF_LINK = Path("/run/slurm/conf")
 
@@ -39,6 +46,8 @@ class SlurmCluster:
     root: Path
     teardown: Teardown
     network: Network
+    # spank_pyxis.so built for this Slurm (vendor_builds.pyxis_library).
+    pyxis_build: Path
     tracking: ProcessTracking = field(default_factory=process_tracking)
     nodes: dict[str, ComputeNode] = field(default_factory=dict)
     controller: subprocess.Popen | None = None
@@ -56,7 +65,7 @@ class SlurmCluster:
         return gpu_override_dir(self.root)
 
     def write_files(self) -> None:
-        write_site_files(self.cfg, self.group, self.site, self.root, self.teardown)
+        write_site_files(self.cfg, self.group, self.site, self.root, self.teardown, self.pyxis_build)
 
     def start_controller(self) -> None:
         require_free_port(SLURMCTLD_PORT)
@@ -147,31 +156,40 @@ class ComputeNode:
     def start(self, conf_line: str, resolv_conf: Path | None = None) -> None:
         """`slurmd -Z` as the compute bootstrap starts it, with the --conf line.
 
-        Without `resolv_conf` it finds the controller by --conf-server. With it, slurmd
-        gets no --conf-server and looks up the `_slurmctld._tcp` SRV record through that
-        resolver: a private mount namespace shows it as /etc/resolv.conf to slurmd alone.
-        nsenter joins only the network namespace: `ip netns exec` would remount /sys and
-        slurmd would find no cgroup file system.
+        slurmd runs in a private mount namespace where its node-local directories
+        (site_files.node_local_binds) are bound over the shared paths. Without `resolv_conf`
+        it finds the controller by --conf-server. With it, slurmd gets no --conf-server and
+        looks up the `_slurmctld._tcp` SRV record through that resolver, bound over
+        /etc/resolv.conf for slurmd alone. nsenter joins only the network namespace:
+        `ip netns exec` would remount /sys and slurmd would find no cgroup file system.
         """
         slurmd = ["slurmd", "-D", "-Z", "-N", self.name, "--conf", conf_line]
         if resolv_conf is None:
             slurmd[1:1] = ["--conf-server", slurm_conf.conf_server(self.cluster.cfg, self.cluster.site)]
-        command = ["nsenter", f"--net=/var/run/netns/{self.namespace}", *slurmd]
+        binds = node_local_binds(self.cluster.root, self.name)
+        for source, target in binds:
+            source.mkdir(parents=True, exist_ok=True)
+            target.mkdir(parents=True, exist_ok=True)
         if resolv_conf is not None:
-            command = [
-                "unshare",
-                "--mount",
-                "--propagation=private",
-                "sh",
-                "-c",
-                'mount --bind "$0" /etc/resolv.conf && exec "$@"',
-                str(resolv_conf),
-                *command,
-            ]
+            binds.append((resolv_conf, Path("/etc/resolv.conf")))
+        command = [
+            "unshare",
+            "--mount",
+            "--propagation=private",
+            "sh",
+            "-c",
+            'while [ "$1" != -- ]; do mount --bind "$1" "$2"; shift 2; done; shift; exec "$@"',
+            "bind",
+            *(str(path) for pair in binds for path in pair),
+            "--",
+            "nsenter",
+            f"--net=/var/run/netns/{self.namespace}",
+            *slurmd,
+        ]
         log = open(self.cluster.root / "log" / f"slurmd-{self.name}.stdout", "ab")  # noqa: SIM115
-        self.process = subprocess.Popen(
-            command, env={"PATH": os.environ["PATH"]}, stdout=log, stderr=subprocess.STDOUT
-        )
+        # Pyxis runs `enroot` from slurmstepd's PATH, which is slurmd's.
+        path = f"{enroot_path_entry(self.cluster.root)}:{os.environ['PATH']}"
+        self.process = subprocess.Popen(command, env={"PATH": path}, stdout=log, stderr=subprocess.STDOUT)
 
     def kill(self) -> None:
         """The instance dies: slurmd, its slurmstepds and every job process in the namespace."""

@@ -17,8 +17,14 @@ from tests.integration.cluster import SLURM_CONF_LINK, SlurmCluster
 from tests.integration.daemons import Munge
 from tests.integration.host import HarnessError, Teardown, wait_for
 from tests.integration.network import Network, leftovers
-from tests.integration.prerequisites import for_installed_slurm, missing_prerequisites
+from tests.integration.prerequisites import (
+    for_installed_slurm,
+    installed_slurm_release,
+    missing_prerequisites,
+    unavailable,
+)
 from tests.integration.queries import node_states
+from tests.integration.vendor_builds import pyxis_library as build_pyxis
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "default.yaml"
@@ -26,12 +32,6 @@ EXAMPLE = REPO / "examples" / "default.yaml"
 # the Unix socket paths slurmstepd makes under the spool directory (108-byte limit).
 NODE_INSTANCES = {1: "i-0a1b2c3d4e5f60001", 2: "i-0a1b2c3d4e5f60002"}
 REGISTER_TIMEOUT = 30
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"real-Slurm suite cannot run in CI: {reason}", pytrace=False)
-    pytest.skip(f"real-Slurm suite skipped: {reason}")
 
 
 def _remove_conf_link(root: Path, made_run_dir: bool) -> None:
@@ -62,11 +62,16 @@ def _fail_on_leftovers() -> None:
 def slurm_cluster() -> Iterator[SlurmCluster]:
     reason = missing_prerequisites()
     if reason is not None:
-        _unavailable(reason)
+        unavailable("run the real-Slurm suite", reason)
+    # plugstack.conf marks Pyxis required, as in production: slurmd and srun need it built.
+    pyxis_build = build_pyxis(installed_slurm_release())
     cfg = for_installed_slurm(load_config(EXAMPLE))
     group = cfg.compute_groups[0]
     # Short path: slurmstepd's Unix sockets live under the spool directory.
     root = Path(tempfile.mkdtemp(prefix="gcs-", dir="/tmp"))
+    # Readable by all, as a node's /etc and /usr are: jobs of users other than root read the
+    # configuration and run Enroot from here. The munge key inside stays root's alone.
+    root.chmod(0o755)
     teardown = Teardown()
     teardown.push("leftover check", _fail_on_leftovers)
     if os.environ.get("GPUCLUSTER_KEEP_SLURM_TEST") != "1":
@@ -75,7 +80,9 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
     teardown.push("/run/slurm/conf link", lambda: _remove_conf_link(root, made_run_dir))
     teardown.push("node cgroups", lambda: _remove_cgroups(group.name))
     network = Network(teardown)
-    cluster = SlurmCluster(cfg=cfg, group=group, root=root, teardown=teardown, network=network)
+    cluster = SlurmCluster(
+        cfg=cfg, group=group, root=root, teardown=teardown, network=network, pyxis_build=pyxis_build
+    )
     if cluster.tracking.why is not None:
         warnings.warn(
             f"real-Slurm suite runs {cluster.tracking.proctrack_type} and {cluster.tracking.task_plugin} "
@@ -99,6 +106,12 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
         problems = teardown.run()
         if problems:
             pytest.fail("teardown left things behind: " + "; ".join(problems), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def pyxis_library(slurm_cluster: SlurmCluster) -> Path:
+    """spank_pyxis.so built from the vendored source for the installed Slurm."""
+    return slurm_cluster.pyxis_build
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
+from gpucluster.bootstrap.bundle import NVME_MOUNT
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
 from gpucluster.slurm import conf as slurm_conf
@@ -16,6 +17,7 @@ from tests.integration.host import Teardown, run
 from tests.integration.network import CONTROLLER_IP
 from tests.integration.prerequisites import ProcessTracking
 
+NODE_LOCAL_PATHS = (NVME_MOUNT, "/run")
 SLURMCTLD_PORT = 16817
 SLURMD_PORT = 16818
 
@@ -46,9 +48,30 @@ FAKE_SYSTEMCTL = """#!/bin/bash
 """
 
 
+def node_prefix(root: Path) -> Path:
+    """Stands in for a node's `/` where the suite installs what a node's bootstrap installs
+    there (Pyxis, Enroot and its NVMe directories): the production path under this prefix."""
+    return root / "node"
+
+
+def node_local_binds(root: Path, node: str) -> list[tuple[Path, Path]]:
+    """(source, target) bind mounts that give one test node its own local disk at the paths
+    every node shares: NVMe (Enroot's data) and /run (Pyxis's runtime_path, which Pyxis
+    makes without parents). The test nodes share one file system; EC2 nodes do not."""
+    local = root / "nodes" / node
+    return [(local / path.lstrip("/"), Path(f"{node_prefix(root)}{path}")) for path in NODE_LOCAL_PATHS]
+
+
+def enroot_path_entry(root: Path) -> str:
+    """What slurmd's PATH gains so that Pyxis finds `enroot` (/usr/bin on a node)."""
+    return str(node_prefix(root) / "usr" / "bin")
+
+
 def suite_site(root: Path, tracking: ProcessTracking) -> SlurmSite:
     """Production's site but for paths under `root`, the bridge address, our ports, and
-    short timeouts so that a missed ping shows within seconds."""
+    short timeouts so that a missed ping shows within seconds. Pyxis is `required`, as in
+    production, at its production path under node_prefix."""
+    production = SlurmSite()
     return SlurmSite(
         controller_hostname=socket.gethostname().split(".")[0],
         controller_addr=CONTROLLER_IP,
@@ -75,7 +98,8 @@ def suite_site(root: Path, tracking: ProcessTracking) -> SlurmSite:
         healthcheck_path=f"{root / 'bin'}:/usr/sbin:/usr/bin:/sbin:/bin",
         healthcheck_slurm_conf=str(root / "etc" / "slurm.conf"),
         mount_root=str(root / "mnt"),
-        pyxis_required=False,
+        pyxis_library=f"{node_prefix(root)}{production.pyxis_library}",
+        pyxis_runtime_path=f"{node_prefix(root)}{production.pyxis_runtime_path}",
         proctrack_type=tracking.proctrack_type,
         task_plugin=tracking.task_plugin,
     )
@@ -87,8 +111,18 @@ def gpu_override_dir(root: Path) -> Path:
 
 
 def write_site_files(
-    cfg: ClusterConfig, group: ComputeGroupConfig, site: SlurmSite, root: Path, teardown: Teardown
+    cfg: ClusterConfig,
+    group: ComputeGroupConfig,
+    site: SlurmSite,
+    root: Path,
+    teardown: Teardown,
+    pyxis_build: Path,
 ) -> None:
+    """Everything slurmctld and slurmd read; `pyxis_build` is the spank_pyxis.so built for
+    this Slurm, linked where plugstack.conf loads it."""
+    library = Path(site.pyxis_library)
+    library.parent.mkdir(parents=True, exist_ok=True)
+    library.symlink_to(pyxis_build)
     for sub in ("state", "spool", "run", "log", "bin", "jobs", "fake-gpus"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     for path, text in slurm_conf.render_slurm_files(cfg, site).by_path(site).items():

@@ -1,20 +1,17 @@
 """srun and sbatch on the head node's side, with the plugstack.conf the head installs:
-Pyxis `required`, the real plugin built from source against this host's Slurm.
+Pyxis `required`, the real plugin built from source against the installed Slurm.
 
 The head node runs Slurm client commands (users and the agents), and its
 plugstack.conf marks spank_pyxis.so required; a client that cannot load a required
 plugin refuses to submit. So the head builds Pyxis like login and compute nodes do.
 Here the client reads a copy of the cluster's configuration that
-differs only in its plugstack (SlurmSite.pyxis_*) and submits to the real slurmctld."""
+differs only in where it loads Pyxis from (SlurmSite.pyxis_library) and submits to the
+real slurmctld. The build is vendor_builds.pyxis_library, shared with the cluster."""
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
-import shutil
-import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -23,63 +20,10 @@ from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
 from tests.integration.cluster import SlurmCluster
 from tests.integration.host import run
-from tests.integration.prerequisites import installed_slurm_release
 
 pytestmark = pytest.mark.slurm
 
-VENDOR = Path(__file__).resolve().parent / "vendor"
-PYXIS_TARBALL = "pyxis-0.24.0.tar.gz"
-# Built once per source and Slurm release, kept between sessions: a build takes seconds,
-# but the suite runs often. The directory is this test's own.
-CACHE = Path("/var/tmp/gpucluster-test-pyxis")
 JOB_TIMEOUT = 30
-
-
-def _expected_sha256(name: str) -> str:
-    for line in (VENDOR / "SHA256SUMS").read_text().splitlines():
-        digest, _, file = line.partition("  ")
-        if file == name:
-            return digest
-    raise AssertionError(f"{name} is not listed in {VENDOR / 'SHA256SUMS'}")
-
-
-def _build_requirements() -> str | None:
-    for tool in ("gcc", "make", "strip"):
-        if shutil.which(tool) is None:
-            return f"{tool} is missing (apt-get install gcc libc6-dev make binutils)"
-    if not Path("/usr/include/slurm/spank.h").exists():
-        return "/usr/include/slurm/spank.h is missing (apt-get install libslurm-dev)"
-    return None
-
-
-@pytest.fixture(scope="session")
-def pyxis_library() -> Path:
-    """spank_pyxis.so built from the vendored source, with the commands build_pyxis runs."""
-    tarball = VENDOR / PYXIS_TARBALL
-    digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
-    assert digest == _expected_sha256(PYXIS_TARBALL), f"{tarball} is not the vendored release"
-    missing = _build_requirements()
-    if missing is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"cannot build Pyxis in CI: {missing}", pytrace=False)
-        pytest.skip(f"cannot build Pyxis: {missing}")
-    build = CACHE / f"{digest[:16]}-slurm-{installed_slurm_release()}"
-    library = build / "root" / "usr" / "local" / "lib" / "slurm" / "spank_pyxis.so"
-    if library.is_file():
-        return library
-    shutil.rmtree(build, ignore_errors=True)
-    build.mkdir(parents=True)
-    with tarfile.open(tarball) as archive:
-        archive.extractall(build, filter="data")
-    source = build / PYXIS_TARBALL.removesuffix(".tar.gz")
-    for command in (
-        ["make", "-C", str(source), f"-j{os.cpu_count() or 1}"],
-        ["make", "-C", str(source), "install", f"DESTDIR={build / 'root'}"],
-    ):
-        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
-        assert done.returncode == 0, f"{' '.join(command)}:\n{done.stdout}\n{done.stderr}"
-    assert library.is_file(), f"Pyxis built but {library} is missing"
-    return library
 
 
 def _head_side(cluster: SlurmCluster, library: Path, name: str) -> dict[str, str]:
@@ -87,9 +31,7 @@ def _head_side(cluster: SlurmCluster, library: Path, name: str) -> dict[str, str
     site: SlurmSite = dataclasses.replace(
         cluster.site,
         config_dir=str(cluster.root / name),
-        pyxis_required=True,
         pyxis_library=str(library),
-        pyxis_runtime_path=str(cluster.root / "pyxis-run"),
     )
     files = slurm_conf.render_slurm_files(cluster.cfg, site).by_path(site)
     pyxis_conf = f"{slurm_conf.plugstack_dir(site)}/pyxis.conf"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration import conftest, prerequisites
+from tests.integration import prerequisites
 
 
 def test_without_root_the_reason_is_root(monkeypatch):
@@ -25,14 +25,14 @@ def test_a_missing_daemon_is_named_with_its_package(monkeypatch):
 
 def test_locally_the_suite_skips(monkeypatch):
     monkeypatch.delenv("CI", raising=False)
-    with pytest.raises(pytest.skip.Exception, match="real-Slurm suite skipped: needs root"):
-        conftest._unavailable("needs root")
+    with pytest.raises(pytest.skip.Exception, match="cannot run the real-Slurm suite: needs root"):
+        prerequisites.unavailable("run the real-Slurm suite", "needs root")
 
 
 def test_in_ci_the_suite_fails(monkeypatch):
     monkeypatch.setenv("CI", "true")
-    with pytest.raises(pytest.fail.Exception, match="real-Slurm suite cannot run in CI: needs root"):
-        conftest._unavailable("needs root")
+    with pytest.raises(pytest.fail.Exception, match="cannot run the real-Slurm suite in CI: needs root"):
+        prerequisites.unavailable("run the real-Slurm suite", "needs root")
 
 
 HYBRID = "tmpfs /sys/fs/cgroup tmpfs rw 0 0\ncgroup /sys/fs/cgroup/cpu cgroup rw,cpu 0 0\n"

@@ -188,15 +188,16 @@ def test_node_killed_mid_job_goes_down_and_the_job_completes_on_another(cluster:
 def test_explicit_plugstack_include_reaches_configless_nodes(cluster: SlurmCluster):
     """slurmctld serves plugstack.conf, and slurmd follows its explicit include line to the
     node-local Pyxis file (Slurm 22.05 serves plugstack.conf but not the files it includes:
-    compute and login bootstraps install that file). The test host has no Pyxis build, so
-    the optional plugin's library is missing, and slurmd says so."""
+    compute and login bootstraps install that file). That file alone names Pyxis, and slurmd
+    loaded it: Pyxis logs its version when slurmd initialises it."""
     name = sorted(cluster.nodes)[0]
     cached = cluster.root / "spool" / name / "conf-cache"
     assert (cached / "plugstack.conf").read_text() == cluster.root.joinpath(
         "etc", "plugstack.conf"
     ).read_text()
     log = Path(cluster.site.slurmd_log_file.replace("%n", name)).read_text()
-    assert f"spank: {cluster.site.pyxis_library}: Dlopen of plugin file failed" in log
+    # Seen on 22.05.8 with Pyxis 0.24.0: "pyxis: version v0.24.0".
+    assert "pyxis: version v" in log, log
 
 
 def test_node_finds_the_controller_by_its_srv_record(cluster: SlurmCluster):

@@ -36,7 +36,10 @@ class TestOtherFiles:
         include = served[plugstack].splitlines()[-1].split()[1]
         assert local == {plugstack: served[plugstack], include: served[include]}
 
-    def test_pyxis_optional_only_when_asked(self):
+    def test_pyxis_is_required(self):
+        """Every host that loads the plugstack needs Pyxis: a job that asks for a container
+        must not run without one (the real-Slurm suite builds it too)."""
         cfg = load_config(REPO / "examples" / "default.yaml")
-        files = slurm_conf.render_slurm_files(cfg, SlurmSite(pyxis_required=False))
-        assert files.pyxis_conf.startswith("optional ")
+        site = SlurmSite()
+        files = slurm_conf.render_slurm_files(cfg, site)
+        assert files.pyxis_conf == f"required {site.pyxis_library} runtime_path={site.pyxis_runtime_path}\n"

@@ -1,0 +1,236 @@
+"""`srun --container-image` for real: Pyxis and Enroot built from the vendored sources, the
+enroot.conf, hooks, plugstack.conf and Pyxis include as gpucluster renders them (only
+paths differ, through the test site), and an image the suite makes itself.
+
+The image is a busybox root whose /etc/os-release says ID=gpucluster-test-image, so
+output that names it came from inside the container, not from the host.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gpucluster.slurm import conf as slurm_conf
+from tests.integration.cluster import SlurmCluster
+from tests.integration.containers import (
+    IMAGE_OS_ID,
+    EnrootNode,
+    busybox_image,
+    enroot,
+    install_enroot,
+    node_local_path,
+)
+from tests.integration.host import run
+from tests.integration.prerequisites import unavailable
+from tests.integration.vendor_builds import enroot_root
+
+pytestmark = pytest.mark.slurm
+
+# A container start unpacks the image and runs the hooks: seconds, not minutes.
+STEP_TIMEOUT = 120
+JOB_TIMEOUT = 120
+
+
+@pytest.fixture(scope="module")
+def enroot_node(slurm_cluster: SlurmCluster) -> EnrootNode:
+    cluster = slurm_cluster
+    return install_enroot(enroot_root(), cluster.cfg, cluster.group, cluster.root, list(cluster.nodes))
+
+
+@pytest.fixture(scope="module")
+def image() -> Path:
+    return busybox_image()
+
+
+def _host_os_id() -> str:
+    for line in Path("/etc/os-release").read_text().splitlines():
+        if line.startswith("ID="):
+            return line
+    raise AssertionError("/etc/os-release has no ID=")
+
+
+def _srun(cluster: SlurmCluster, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """srun from the login side: the client reads the cluster's slurm.conf and plugstack.conf."""
+    return run(
+        "srun", f"--chdir={cluster.root / 'jobs'}", *args, env=cluster.env, check=check, timeout=STEP_TIMEOUT
+    )
+
+
+def _batch(cluster: SlurmCluster, name: str, script: str, *args: str) -> Path:
+    """Runs `script` as a batch job (on a compute node) to completion; returns its output."""
+    output = cluster.root / "jobs" / f"{name}-{os.getpid()}.out"
+    job = cluster.submit(f"--output={output}", *args, script=script)
+    info = cluster.wait_job_state(
+        job, {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"}, JOB_TIMEOUT
+    )
+    text = output.read_text() if output.exists() else "(no output)"
+    assert info["JobState"] == "COMPLETED", f"job {job} {info['JobState']}:\n{text}"
+    return output
+
+
+def test_rendered_enroot_conf_serves_create_export_and_import(enroot_node: EnrootNode, image: Path):
+    """What a user runs by hand on a node: the rendered squash options are ones mksquashfs
+    takes, and `enroot import` finds its temporary directory (it fails only on the network)."""
+    name = f"direct-{os.getpid()}"
+    enroot(enroot_node, "create", "--name", name, str(image))
+    started = enroot(enroot_node, "start", name, "cat", "/etc/os-release")
+    assert f"ID={IMAGE_OS_ID}" in started.stdout.splitlines()
+
+    exported = Path(enroot_node.paths.temp) / f"{name}.sqsh"
+    enroot(enroot_node, "export", "--output", str(exported), name)
+    superblock = run("unsquashfs", "-s", str(exported)).stdout
+    assert "Compression lz4" in superblock and "Block size 262144" in superblock, superblock
+    enroot(enroot_node, "remove", "--force", name)
+
+    # Nothing listens on port 1: the import gets as far as the registry and no further.
+    refused = subprocess.run(
+        [
+            str(enroot_node.bin_dir / "enroot"),
+            "import",
+            "--output",
+            str(exported) + ".import",
+            "docker://127.0.0.1:1#gpucluster/none:1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"PATH": f"{enroot_node.bin_dir}:{os.environ['PATH']}", "HOME": "/root"},
+    )
+    assert refused.returncode != 0
+    assert "mktemp" not in refused.stderr, refused.stderr
+    assert "127.0.0.1 port 1" in refused.stderr, refused.stderr
+
+
+def test_login_srun_runs_in_the_image(cluster: SlurmCluster, enroot_node: EnrootNode, image: Path):
+    step = _srun(cluster, "--nodes=1", f"--container-image={image}", "cat", "/etc/os-release")
+    lines = step.stdout.splitlines()
+    assert f"ID={IMAGE_OS_ID}" in lines, step.stdout
+    assert _host_os_id() not in lines
+
+
+def test_compute_node_srun_runs_in_the_image(cluster: SlurmCluster, enroot_node: EnrootNode, image: Path):
+    output = _batch(
+        cluster, "os-release", f"srun --container-image={image} cat /etc/os-release\n", "--nodes=1"
+    )
+    lines = output.read_text().splitlines()
+    assert f"ID={IMAGE_OS_ID}" in lines, lines
+    assert _host_os_id() not in lines
+
+
+def _shared_mount(cluster: SlurmCluster) -> tuple[Path, str]:
+    """A shared file system (FSx, else /home) where the test nodes have it, and its
+    production path, where the job mounts it in the container."""
+    on_host = slurm_conf.required_mounts(cluster.cfg, cluster.site)[-1]
+    return Path(on_host), on_host.removeprefix(cluster.site.mount_root)
+
+
+def test_two_node_step_sees_its_rank_mounts_and_named_container(
+    cluster: SlurmCluster, enroot_node: EnrootNode, image: Path
+):
+    on_host, on_node = _shared_mount(cluster)
+    results = on_host / f"containers-{os.getpid()}"
+    results.mkdir()
+    inside = f"{on_node}/{results.name}"
+    mounts = f"--container-mounts={on_host}:{on_node}"
+    report = (
+        'printf "%s %s %s %s %s %s\\n" "$SLURMD_NODENAME" "$RANK" "$LOCAL_RANK" "$WORLD_SIZE" '
+        f'"$MASTER_ADDR" "$MASTER_PORT" > {inside}/rank-$RANK && echo "$RANK" > /kept'
+    )
+    script = (
+        "set -euo pipefail\n"
+        f"srun --ntasks-per-node=1 --container-image={image} --container-name=train "
+        f"{mounts} sh -c '{report}'\n"
+        # The second step names the container only: Pyxis starts the one the first step left,
+        # whose root file system (writable, ENROOT_ROOTFS_WRITABLE) still holds /kept.
+        f"srun --ntasks-per-node=1 --container-name=train {mounts} "
+        f"sh -c 'cat /kept > {inside}/reused-$SLURM_PROCID'\n"
+        "echo $SLURM_JOB_ID\n"
+    )
+    output = _batch(cluster, "two-node", script, "--nodes=2")
+    job = int(output.read_text().split()[-1])
+    rows = [(results / f"rank-{rank}").read_text().split() for rank in (0, 1)]
+    assert sorted(row[0] for row in rows) == sorted(cluster.nodes)
+    # MASTER_ADDR is the step's first node, where rank 0 runs (which node that is follows the
+    # order the dynamic nodes registered in, not their names).
+    rank0_node = rows[0][0]
+    for rank, row in enumerate(rows):
+        # RANK and LOCAL_RANK: Pyxis, per task; WORLD_SIZE, MASTER_*: the 50-slurm-pytorch hook.
+        assert row[1:] == [str(rank), "0", "2", rank0_node, str(job % 4536 + 61000)], row
+    reused = {path.read_text().strip() for path in results.glob("reused-*")}
+    assert reused == {"0", "1"}, reused
+
+
+def test_pmix_step_gets_the_pmi_hook_environment_and_mount(
+    cluster: SlurmCluster, enroot_node: EnrootNode, image: Path
+):
+    """As the containerised nccl-tests run (--mpi=pmix): the 50-slurm-pmi hook hands the
+    step's PMIx server directory to the container. The image has no such path, so only the
+    hook's mount makes it a directory there. One node: Slurm's PMIx makes a per-step
+    directory in /tmp, which the test nodes share (on EC2 each node has its own /tmp)."""
+    step = _srun(
+        cluster,
+        "--nodes=1",
+        "--ntasks=2",
+        "--mpi=pmix",
+        f"--container-image={image}",
+        "sh",
+        "-c",
+        'test -n "$PMIX_SERVER_TMPDIR" && test -d "$PMIX_SERVER_TMPDIR" && echo "mounted $PMIX_RANK"',
+        check=False,
+    )
+    if "can not load PMIx library" in step.stderr:
+        # Slurm's mpi/pmix dlopens the unversioned libpmix.so, which only the -dev package has.
+        unavailable("run a PMIx step", "Slurm's mpi/pmix finds no libpmix.so (apt-get install libpmix-dev)")
+    assert sorted(step.stdout.splitlines()) == ["mounted 0", "mounted 1"], step.stdout + step.stderr
+
+
+def test_unprivileged_user_gets_its_own_enroot_directories(
+    cluster: SlurmCluster, enroot_node: EnrootNode, image: Path
+):
+    """Users are not root: Pyxis runs Enroot as the job's user, which makes its user-<uid>
+    directories, private, below the sticky parents the bootstrap makes on the node's NVMe."""
+    user = pwd.getpwnam("nobody")
+    name = sorted(cluster.nodes)[0]
+    as_user = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups"]
+    step = run(
+        *as_user,
+        "srun",
+        "--chdir=/tmp",
+        f"--nodelist={name}",
+        f"--container-image={image}",
+        "sh",
+        "-c",
+        "id -u; cat /etc/os-release",
+        env=cluster.env,
+        timeout=STEP_TIMEOUT,
+    )
+    lines = step.stdout.splitlines()
+    assert lines[0] == str(user.pw_uid) and f"ID={IMAGE_OS_ID}" in lines, step.stdout
+    for parent in (enroot_node.paths.data, enroot_node.paths.cache, enroot_node.paths.runtime):
+        mine = Path(node_local_path(cluster.root, name, parent)) / f"user-{user.pw_uid}"
+        assert mine.is_dir(), f"{mine} is missing"
+        assert (mine.stat().st_uid, stat.S_IMODE(mine.stat().st_mode)) == (user.pw_uid, 0o700)
+
+
+def test_bad_image_fails_the_step_and_leaves_nodes_idle(cluster: SlurmCluster, enroot_node: EnrootNode):
+    missing = cluster.root / "no-such-image.sqsh"
+    failed = _srun(cluster, "--nodes=1", f"--container-image={missing}", "true", check=False)
+    assert failed.returncode != 0
+    # Seen on 22.05.8 with Pyxis 0.24.0 and Enroot 4.1.2:
+    # "pyxis: failed to create container filesystem for image: <path>", then Enroot's log
+    # "[ERROR] No such file or directory: <path>".
+    assert f"pyxis: failed to create container filesystem for image: {missing}" in failed.stderr, (
+        failed.stderr
+    )
+    assert f"No such file or directory: {missing}" in failed.stderr, failed.stderr
+    for name in cluster.nodes:
+        cluster.wait_node_state(
+            name, lambda states: "IDLE" in states and "DRAIN" not in states, "to stay IDLE, not drained", 30
+        )
