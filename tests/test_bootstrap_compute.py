@@ -27,6 +27,7 @@ def test_compute_joins_after_pinning_the_kernel_first(tmp_path: Path) -> None:
     assert pin < run.index("apt-get -o DPkg::Lock::Timeout=1200 update")
     assert "lustre-client-modules-" in (node.root / "etc/apt/apt.conf.d/51gpucluster-kernel-pin").read_text()
     install = next(call for call in run.calls if " install " in call and "slurmd=" in call)
+    assert " libpmix-dev" in install  # the containerised nccl-tests' srun --mpi=pmix
     assert "slurmd=23.11.4-1.2ubuntu5" in install and "slurm-client=23.11.4-1.2ubuntu5" in install
     assert run.index("fi_info") < run.index("systemctl start slurmd")
     assert run.index("systemctl start slurmd") < run.index(

@@ -32,6 +32,8 @@ def test_head_runs_configless_controller_and_is_idempotent(tmp_path: Path) -> No
     assert "python3-boto3" in install
     # srun/sbatch on the head load the plugstack.conf that requires Pyxis: it is built here too.
     assert "libslurm-dev=" in install and "build-essential" in install
+    # srun --mpi=pmix dlopens the unversioned libpmix.so, which only libpmix-dev ships.
+    assert " libpmix-dev" in install
     assert (node.root / "usr/local/lib/slurm/spank_pyxis.so").exists()
     assert (node.root / "etc/slurm/plugstack.conf.d/pyxis.conf").read_text().startswith("required ")
     assert run.index("make -C") < run.index("systemctl start slurmctld")
@@ -85,7 +87,8 @@ def test_login_gets_sackd_enroot_and_pyxis(tmp_path: Path) -> None:
     node = Node(tmp_path, example("mixed"), gpus=0, efa=0, nvme_mounted=False)
     run = node.run("login")
     assert run.returncode == 0, run.output
-    assert "sackd=23.11.4-1.2ubuntu5" in next(call for call in run.calls if " install " in call)
+    install = next(call for call in run.calls if " install " in call)
+    assert "sackd=23.11.4-1.2ubuntu5" in install and " libpmix-dev" in install
     dropin = (node.root / "etc/systemd/system/sackd.service.d/gpucluster.conf").read_text()
     assert dropin.startswith("[Unit]\nConditionPathExists=\n\n[Service]\nType=notify\nExecStart=\n")
     conf_server = "slurmctld.mixed.gpucluster.internal:6817"

@@ -100,7 +100,11 @@ SLURMCTLD_LOCK_BUSY_EXIT = 75
 # sackd (configless login nodes without slurmd) ships from Slurm 23.11.
 SACKD_SINCE = (23, 11)
 
-BASE_PACKAGES = ("munge", "nfs-common")
+# libpmix-dev: Debian's and Ubuntu's Slurm build mpi/pmix against <libdir>/pmix2 and dlopen
+# its unversioned libpmix.so, which only the -dev package ships; without it `srun --mpi=pmix`
+# (the containerised nccl-tests) fails with "can not load PMIx library" on the submitting
+# side and in slurmstepd (seen with Debian 12's Slurm 22.05 in the real-Slurm suite).
+BASE_PACKAGES = ("munge", "nfs-common", "libpmix-dev")
 # Pyxis is built on every role that runs srun/sbatch, the head included: the plugstack.conf
 # each of them reads marks spank_pyxis.so required, and a client that cannot load it refuses
 # to submit. libslurm-dev (spank.h) comes with the Slurm packages in roles.sh.
