@@ -8,7 +8,7 @@ import hashlib
 import io
 import tarfile
 
-from gpucluster.bootstrap.bundle import enroot_downloads
+from gpucluster.bootstrap.container_runtime import enroot_downloads
 from gpucluster.config import ClusterConfig, SoftwareConfig
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from gpucluster import names
 from gpucluster.bootstrap import lustre_client, node_logs
-from gpucluster.bootstrap.bundle import bundle_files, enroot_downloads, pyxis_download
+from gpucluster.bootstrap.bundle import bundle_files
+from gpucluster.bootstrap.container_runtime import enroot_downloads, pyxis_download
 from gpucluster.config import ClusterConfig
 from gpucluster.slurm.conf import SlurmSite
 from tests.shell_downloads import fixture_bytes, pyxis_fixture

@@ -15,6 +15,16 @@ from pathlib import Path
 
 from gpucluster import names
 from gpucluster.bootstrap import boot_budget, lustre_client, node_logs
+from gpucluster.bootstrap.container_runtime import (
+    COMPUTE_ENROOT,
+    ENROOT_DEPENDENCIES,
+    ENROOT_HOOKS,
+    LOGIN_ENROOT,
+    NVME_MOUNT,
+    enroot_conf,
+    enroot_downloads,
+    pyxis_download,
+)
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
 from gpucluster.gate import jobs as validation_jobs
@@ -58,7 +68,6 @@ BUNDLE_INSTALL_DIR = "/opt/gpucluster/bundle"
 # "<sha256> <url>" of the bundle the head node runs: written by its user data at boot and by
 # its update timer after each bundle it applied.
 APPLIED_BUNDLE_FILE = "/var/lib/gpucluster/applied-bundle"
-NVME_MOUNT = "/opt/dlami/nvme"
 # The bootstrap's waits come from gpucluster.bootstrap.boot_budget; these names are kept for callers.
 _WAITS = boot_budget.shell_values()
 APT_LOCK_TIMEOUT_SECONDS = _WAITS["APT_LOCK_TIMEOUT"]
@@ -113,66 +122,11 @@ HEAD_PACKAGES = (*BASE_PACKAGES, "python3-boto3", *BUILD_PACKAGES)
 # `nc -z` tells when slurmctld listens, before slurmd or sackd is started.
 NODE_TOOLS = ("netcat-openbsd",)
 
-ENROOT_RELEASES = "https://github.com/NVIDIA/enroot/releases/download"
-ENROOT_DEPENDENCIES = (
-    "squashfs-tools",
-    "parallel",
-    "fuse-overlayfs",
-    "squashfuse",
-    "pigz",
-    "zstd",
-    "jq",
-    "curl",
-)
-ENROOT_HOOKS = ("50-slurm-pmi.sh", "50-slurm-pytorch.sh")
-PYXIS_ARCHIVES = "https://github.com/NVIDIA/pyxis/archive/refs/tags"
-
 # FSx for Lustre guide, "Configuring EFA clients": 8 EFA interfaces on p5/p5e/p5en/p6-b200
 # (16 on p6-b300), 2 on other multi-card instances, 1 on single-card ones; each counts
 # against the file system's 1024 EFA connections.
 LUSTRE_EFA_LARGE = 8
 LUSTRE_EFA_BY_TYPE = {"p6-b300.48xlarge": 16}
-
-
-@dataclass(frozen=True)
-class EnrootPaths:
-    runtime: str
-    data: str
-    cache: str
-    temp: str
-
-    @property
-    def directories(self) -> tuple[str, ...]:
-        return (self.runtime, self.data, self.cache, self.temp)
-
-
-# Compute nodes keep container state on local NVMe; login nodes (no NVMe) on the root volume.
-COMPUTE_ENROOT = EnrootPaths(
-    runtime=f"{NVME_MOUNT}/enroot/runtime",
-    data=f"{NVME_MOUNT}/enroot/data",
-    cache=f"{NVME_MOUNT}/enroot/cache",
-    temp=f"{NVME_MOUNT}/enroot/tmp",
-)
-LOGIN_ENROOT = EnrootPaths(
-    runtime="/var/lib/enroot/runtime",
-    data="/var/lib/enroot/data",
-    cache="/var/lib/enroot/cache",
-    temp="/var/tmp/enroot",
-)
-
-
-@dataclass(frozen=True)
-class EnrootDownloads:
-    deb: str
-    deb_url: str
-    caps_deb: str
-    caps_url: str
-
-
-@dataclass(frozen=True)
-class PyxisDownload:
-    tarball: str
-    url: str
 
 
 @dataclass(frozen=True)
@@ -197,23 +151,6 @@ def head_agents(cfg: ClusterConfig) -> Agents:
     installed = {f"/etc/systemd/system/{unit.name}": unit.read_text() for unit in units}
     installed[AGENT_ENV_FILE] = render("systemd/agents.env.j2", cfg=cfg)
     return Agents(code=code, installed=installed, timers=[u.name for u in units if u.suffix == ".timer"])
-
-
-def enroot_downloads(cfg: ClusterConfig) -> EnrootDownloads:
-    version = cfg.software.enroot_version
-    deb = f"enroot_{version}-1_amd64.deb"
-    caps = f"enroot+caps_{version}-1_amd64.deb"
-    return EnrootDownloads(
-        deb=deb,
-        deb_url=f"{ENROOT_RELEASES}/v{version}/{deb}",
-        caps_deb=caps,
-        caps_url=f"{ENROOT_RELEASES}/v{version}/{caps}",
-    )
-
-
-def pyxis_download(cfg: ClusterConfig) -> PyxisDownload:
-    version = cfg.software.pyxis_version
-    return PyxisDownload(tarball=f"pyxis-{version}.tar.gz", url=f"{PYXIS_ARCHIVES}/v{version}.tar.gz")
 
 
 def uses_sackd(cfg: ClusterConfig) -> bool:
@@ -252,12 +189,6 @@ def _role_tree(role: str, files: dict[str, str]) -> dict[str, str]:
         if not path.startswith("/"):
             raise ValueError(f"{role}: install path {path!r} is not absolute")
     return {f"files/{role}{path}": text for path, text in files.items()}
-
-
-def enroot_conf(cfg: ClusterConfig, role: str, paths: EnrootPaths) -> str:
-    """/etc/enroot/enroot.conf of a role whose container state lives under `paths` (the
-    real-Slurm suite renders it with its own paths, as it overrides SlurmSite's)."""
-    return render("enroot/enroot.conf.j2", cluster=cfg.name, role=role, paths=paths)
 
 
 def _cluster_conf(
@@ -343,7 +274,12 @@ def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str,
     jobs = {**validation_jobs.job_files(cfg), **torchrun_files(cfg)}
     files = {**_static_sources(), **agents.code}
     files["conf/cluster.sh"] = _cluster_conf(
-        cfg, site, sorted(controller), sorted(node_slurm), sorted(agents.installed), agents.timers,
+        cfg,
+        site,
+        sorted(controller),
+        sorted(node_slurm),
+        sorted(agents.installed),
+        agents.timers,
         sorted(jobs),
     )
     files.update(_role_tree("head", {**controller, **agents.installed}))

@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpucluster.bootstrap.bundle import COMPUTE_ENROOT, ENROOT_HOOKS, EnrootPaths, enroot_conf
+from gpucluster.bootstrap.container_runtime import COMPUTE_ENROOT, ENROOT_HOOKS, EnrootPaths, enroot_conf
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from tests.integration.host import run
 from tests.integration.prerequisites import unavailable

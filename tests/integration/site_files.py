@@ -7,7 +7,7 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from gpucluster.bootstrap.bundle import NVME_MOUNT
+from gpucluster.bootstrap.container_runtime import NVME_MOUNT
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
 from gpucluster.slurm import conf as slurm_conf
