@@ -19,7 +19,7 @@ def large_config(default: dict) -> dict:
             "capacity": (
                 {"type": "on-demand"}
                 if index % 2 == 0
-                else {"type": "odcr", "reservation_id": f"cr-{0x0a1b2c3d4e5f60000 + index:017x}"}
+                else {"type": "odcr", "reservation_id": f"cr-{0x0A1B2C3D4E5F60000 + index:017x}"}
             ),
         }
         for index in range(LARGE_GROUPS)

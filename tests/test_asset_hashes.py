@@ -23,8 +23,10 @@ BUCKET = "s3://cdk-hnb659fds-assets-${AWS::AccountId}-us-east-2"
         # endings, container image tags, the legacy synthesizer's asset parameters.
         (f"{HASH}.tgz", f"{ASSET_HASH}.tgz"),
         (f"{HASH}.jar", f"{ASSET_HASH}.jar"),
-        (f"123456789012.dkr.ecr.us-east-2.amazonaws.com/cdk-hnb659fds:{HASH}",
-         f"123456789012.dkr.ecr.us-east-2.amazonaws.com/cdk-hnb659fds:{ASSET_HASH}"),
+        (
+            f"123456789012.dkr.ecr.us-east-2.amazonaws.com/cdk-hnb659fds:{HASH}",
+            f"123456789012.dkr.ecr.us-east-2.amazonaws.com/cdk-hnb659fds:{ASSET_HASH}",
+        ),
         (f"AssetParameters{HASH}S3Bucket0A1B2C3D", f"AssetParameters{ASSET_HASH}S3Bucket"),
     ],
 )
@@ -60,6 +62,9 @@ def test_masking_reaches_keys_and_nested_values_and_leaves_other_types():
 
 
 def test_the_diff_normalizes_with_the_same_mask():
-    template = {"Resources": {"Fn": {"Type": "AWS::Lambda::Function",
-                                      "Properties": {"Code": {"S3Key": f"{HASH}.tgz"}}}}}
+    template = {
+        "Resources": {
+            "Fn": {"Type": "AWS::Lambda::Function", "Properties": {"Code": {"S3Key": f"{HASH}.tgz"}}}
+        }
+    }
     assert normalize_template(template) == mask_asset_hashes(template)

@@ -45,9 +45,15 @@ def test_bundle_has_every_role_and_group(cfg) -> None:
 def test_versions_and_checksums_come_from_the_config(cfg) -> None:
     conf = bundle_files(cfg)["conf/cluster.sh"]
     software = cfg.software
-    for value in (software.slurm, software.enroot_sha256, software.enroot_caps_sha256,
-                  software.pyxis_sha256, f"v{software.enroot_version}/",
-                  f"v{software.pyxis_version}.tar.gz", LAUNCH_LIFECYCLE_HOOK):
+    for value in (
+        software.slurm,
+        software.enroot_sha256,
+        software.enroot_caps_sha256,
+        software.pyxis_sha256,
+        f"v{software.enroot_version}/",
+        f"v{software.pyxis_version}.tar.gz",
+        LAUNCH_LIFECYCLE_HOOK,
+    ):
         assert value in conf
     static = "".join(text for name, text in bundle_files(cfg).items() if name.startswith("lib/"))
     for value in (software.enroot_version, software.pyxis_version, software.enroot_sha256):
@@ -67,7 +73,10 @@ def test_rendered_scripts_pass_shellcheck(cfg, tmp_path: Path) -> None:
     assert any(name.endswith("gpucluster-healthcheck") for name in scripts)
     result = subprocess.run(
         [str(SHELLCHECK), "-x", "--source-path=SCRIPTDIR", "--severity=style", *scripts],
-        cwd=bundle, capture_output=True, text=True, check=False,
+        cwd=bundle,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 

@@ -43,7 +43,5 @@ def test_new_version_with_old_checksum_names_the_field(changes: dict, field: str
 
 
 def test_new_version_with_its_own_checksums_is_accepted() -> None:
-    software = SoftwareConfig(
-        enroot_version="3.5.0", enroot_sha256="a" * 64, enroot_caps_sha256="b" * 64
-    )
+    software = SoftwareConfig(enroot_version="3.5.0", enroot_sha256="a" * 64, enroot_caps_sha256="b" * 64)
     assert software.enroot_sha256 == "a" * 64

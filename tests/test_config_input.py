@@ -118,9 +118,7 @@ def test_not_utf8_is_reported_with_line(tmp_path):
     path.write_bytes(b"name: demo\nregion: caf\xe9\n")
     with pytest.raises(BadInput) as info:
         load_config(path)
-    assert info.value.problems == [
-        "(file) line 2: byte 23 is not UTF-8; save the config as UTF-8"
-    ]
+    assert info.value.problems == ["(file) line 2: byte 23 is not UTF-8; save the config as UTF-8"]
 
 
 def test_slurm_times_stay_strings():

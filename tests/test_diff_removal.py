@@ -89,8 +89,23 @@ def test_a_retained_file_system_leaving_the_template_is_detached_and_needs_allow
 def test_the_munge_secret_renamed_per_stack_is_a_replacement_that_needs_allowing():
     def per_stack_name(t):
         t[STORAGE]["Resources"][SECRET]["Properties"]["Name"] = {
-            "Fn::Join": ["", ["gpucluster/demo/munge-key-", {"Fn::Select": [4, {"Fn::Split": ["-", {
-                "Fn::Select": [2, {"Fn::Split": ["/", {"Ref": "AWS::StackId"}]}]}]}]}]]
+            "Fn::Join": [
+                "",
+                [
+                    "gpucluster/demo/munge-key-",
+                    {
+                        "Fn::Select": [
+                            4,
+                            {
+                                "Fn::Split": [
+                                    "-",
+                                    {"Fn::Select": [2, {"Fn::Split": ["/", {"Ref": "AWS::StackId"}]}]},
+                                ]
+                            },
+                        ]
+                    },
+                ],
+            ]
         }
 
     current = edited(per_stack_name)

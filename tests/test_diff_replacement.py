@@ -40,9 +40,10 @@ def test_fsx_throughput_change_is_in_place():
     # The schema cfn-lint ships does not mark PerUnitStorageThroughput create-only, and the
     # CloudFormation Template Reference says "Update requires: No interruption": FSx changes
     # the throughput tier of a persistent SSD file system in place.
-    assert "/properties/LustreConfiguration/PerUnitStorageThroughput" not in update_rules(
-        "AWS::FSx::FileSystem", REGION
-    ).create_only
+    assert (
+        "/properties/LustreConfiguration/PerUnitStorageThroughput"
+        not in update_rules("AWS::FSx::FileSystem", REGION).create_only
+    )
     current = edited(lambda t: lustre(t).update(PerUnitStorageThroughput=500))
     report = diff_templates(stacks(), current, region=REGION)
     change = report.change(STORAGE, FSX)

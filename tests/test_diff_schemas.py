@@ -11,9 +11,15 @@ from tests.diff_stacks import REGION
 
 def test_stateful_types_come_from_cfn_lint_and_cover_the_cluster_data():
     wanted = {
-        "AWS::FSx::FileSystem", "AWS::EFS::FileSystem", "AWS::SecretsManager::Secret",
-        "AWS::EC2::Volume", "AWS::S3::Bucket", "AWS::DynamoDB::Table", "AWS::RDS::DBInstance",
-        "AWS::RDS::DBCluster", "AWS::Logs::LogGroup",
+        "AWS::FSx::FileSystem",
+        "AWS::EFS::FileSystem",
+        "AWS::SecretsManager::Secret",
+        "AWS::EC2::Volume",
+        "AWS::S3::Bucket",
+        "AWS::DynamoDB::Table",
+        "AWS::RDS::DBInstance",
+        "AWS::RDS::DBCluster",
+        "AWS::Logs::LogGroup",
     }
     assert wanted <= stateful_types()
 

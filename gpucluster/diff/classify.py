@@ -13,8 +13,14 @@ from gpucluster.names import HEAD_NODE_ID
 
 RETAINING_POLICIES = frozenset({"Retain", "RetainExceptOnCreate", "Snapshot"})
 # Resource attributes whose change CloudFormation applies; DependsOn only orders work.
-RESOURCE_ATTRIBUTES = ("Condition", "DeletionPolicy", "UpdateReplacePolicy", "UpdatePolicy",
-                       "CreationPolicy", "Metadata")
+RESOURCE_ATTRIBUTES = (
+    "Condition",
+    "DeletionPolicy",
+    "UpdateReplacePolicy",
+    "UpdatePolicy",
+    "CreationPolicy",
+    "Metadata",
+)
 HEAD_NODE_TYPE = "AWS::EC2::Instance"
 
 
@@ -45,8 +51,7 @@ def assess(before: dict[str, Any], after: dict[str, Any], region: str) -> Assess
     old_props, new_props = before.get("Properties", {}), after.get("Properties", {})
     changed = changed_paths(old_props, new_props, "")
     for attribute in RESOURCE_ATTRIBUTES:
-        changed += changed_paths(before.get(attribute, MISSING), after.get(attribute, MISSING),
-                                 attribute)
+        changed += changed_paths(before.get(attribute, MISSING), after.get(attribute, MISSING), attribute)
     assessment = Assessment(before, after, changed, [], [])
     if old_type != new_type:
         assessment.replaced_by.append(f"Type {old_type} -> {new_type}")

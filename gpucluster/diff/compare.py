@@ -46,26 +46,43 @@ def _stack_diff(state: StackState, allow: frozenset[str]) -> StackDiff:
     for logical_id in sorted(old.keys() - new.keys()):
         resource = old[logical_id]
         kept = resource.get("DeletionPolicy") in KEPT_ON_DELETE_POLICIES
-        changes.append(ResourceChange(state.name, logical_id, resource.get("Type", "?"),
-                                      ChangeKind.RETAINED if kept else ChangeKind.DELETED,
-                                      is_stateful(resource),
-                                      allowed=allowed(logical_id),
-                                      head_node=is_head_node(logical_id, resource)))
+        changes.append(
+            ResourceChange(
+                state.name,
+                logical_id,
+                resource.get("Type", "?"),
+                ChangeKind.RETAINED if kept else ChangeKind.DELETED,
+                is_stateful(resource),
+                allowed=allowed(logical_id),
+                head_node=is_head_node(logical_id, resource),
+            )
+        )
     for logical_id in sorted(new.keys() - old.keys()):
         resource = new[logical_id]
-        changes.append(ResourceChange(state.name, logical_id, resource.get("Type", "?"),
-                                      ChangeKind.ADDED, is_stateful(resource)))
+        changes.append(
+            ResourceChange(
+                state.name, logical_id, resource.get("Type", "?"), ChangeKind.ADDED, is_stateful(resource)
+            )
+        )
     for logical_id, a in state.assessments.items():
         if not (a.changed or a.replaced_by or a.may_replace):
             continue
         kind = ChangeKind.REPLACED if a.replaced_by else ChangeKind.MODIFIED
         stateful = is_stateful(a.before) or is_stateful(a.after)
-        changes.append(ResourceChange(
-            state.name, logical_id, a.after.get("Type", "?"), kind, stateful,
-            changed=tuple(a.changed), replaced_by=tuple(a.replaced_by),
-            may_replace=tuple(a.may_replace), allowed=allowed(logical_id),
-            head_node=is_head_node(logical_id, a.before) or is_head_node(logical_id, a.after),
-        ))
+        changes.append(
+            ResourceChange(
+                state.name,
+                logical_id,
+                a.after.get("Type", "?"),
+                kind,
+                stateful,
+                changed=tuple(a.changed),
+                replaced_by=tuple(a.replaced_by),
+                may_replace=tuple(a.may_replace),
+                allowed=allowed(logical_id),
+                head_node=is_head_node(logical_id, a.before) or is_head_node(logical_id, a.after),
+            )
+        )
     order = list(ChangeKind)
     changes.sort(key=lambda c: (order.index(c.kind), c.logical_id))
     return StackDiff(state.name, tuple(changes))

@@ -87,6 +87,4 @@ class DiffReport:
         return 1 if self.blocking else 0
 
     def change(self, stack: str, logical_id: str) -> ResourceChange | None:
-        return next(
-            (c for c in self.changes if c.stack == stack and c.logical_id == logical_id), None
-        )
+        return next((c for c in self.changes if c.stack == stack and c.logical_id == logical_id), None)

@@ -51,8 +51,13 @@ def print_report(report: DiffReport, console: Console) -> None:
             console.print(f"[dim]{stack.name}: no changes[/]")
             continue
         rows = [
-            (f"[{_KIND_STYLE[change.kind]}]{change.kind}[/]", change.logical_id, change.resource_type,
-             _explain(change), _data_note(change))
+            (
+                f"[{_KIND_STYLE[change.kind]}]{change.kind}[/]",
+                change.logical_id,
+                change.resource_type,
+                _explain(change),
+                _data_note(change),
+            )
             for change in stack.changes
         ]
         columns = ("change", "logical id", "type", "why / what", "data")

@@ -31,8 +31,8 @@ class Unresolved:
 
 
 def is_intrinsic(node: Any) -> bool:
-    return isinstance(node, dict) and len(node) == 1 and (
-        "Ref" in node or next(iter(node)).startswith("Fn::")
+    return (
+        isinstance(node, dict) and len(node) == 1 and ("Ref" in node or next(iter(node)).startswith("Fn::"))
     )
 
 
@@ -111,8 +111,9 @@ def changed_paths(before: Any, after: Any, prefix: str) -> list[str]:
     ):
         paths: list[str] = []
         for key in sorted(before.keys() | after.keys()):
-            paths += changed_paths(before.get(key, MISSING), after.get(key, MISSING),
-                                   f"{prefix}/{key}" if prefix else key)
+            paths += changed_paths(
+                before.get(key, MISSING), after.get(key, MISSING), f"{prefix}/{key}" if prefix else key
+            )
         return paths
     return [prefix]
 

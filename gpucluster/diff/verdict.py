@@ -54,7 +54,9 @@ def _allowed_line(change: ResourceChange) -> str:
     if not change.endangers_data:
         return f"[bold yellow]allowed by --allow-replace: {where}: {HEAD_REPLACEMENT}[/]"
     if change.kind == ChangeKind.RETAINED:
-        return (f"[bold yellow]allowed by --allow-replace: {where} leaves the stack and stays in the "
-                "account; the cluster no longer uses its data[/]")
+        return (
+            f"[bold yellow]allowed by --allow-replace: {where} leaves the stack and stays in the "
+            "account; the cluster no longer uses its data[/]"
+        )
     fate = "MAY BE REPLACED" if change.kind == ChangeKind.MODIFIED else f"WILL BE {str(change.kind).upper()}"
     return f"[bold yellow]allowed by --allow-replace: {where} {fate}; its data is lost unless copied[/]"

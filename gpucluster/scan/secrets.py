@@ -95,13 +95,21 @@ def scan_text(name: str, text: str, passwords: bool = True) -> list[Finding]:
         for m in _PEM_PRIVATE.finditer(text)
     ]
     findings += [
-        Finding(name, _line_of(text, m.start()), FindingKind.AWS_ACCESS_KEY_ID,
-                f"access key id {m.group()[:4]}... (long-term or session credentials)")
+        Finding(
+            name,
+            _line_of(text, m.start()),
+            FindingKind.AWS_ACCESS_KEY_ID,
+            f"access key id {m.group()[:4]}... (long-term or session credentials)",
+        )
         for m in _ACCESS_KEY_ID.finditer(text)
     ]
     findings += [
-        Finding(name, _line_of(text, m.start()), FindingKind.AWS_SECRET_ACCESS_KEY,
-                "secret access key assigned literally")
+        Finding(
+            name,
+            _line_of(text, m.start()),
+            FindingKind.AWS_SECRET_ACCESS_KEY,
+            "secret access key assigned literally",
+        )
         for m in _SECRET_ACCESS_KEY.finditer(text)
     ]
     for m in _BASE64_RUN.finditer(text):
@@ -110,13 +118,25 @@ def scan_text(name: str, text: str, passwords: bool = True) -> list[Finding]:
         except Base64Error:
             continue
         if len(data) >= MIN_KEY_BYTES and _entropy(data) >= MIN_KEY_ENTROPY:
-            findings.append(Finding(name, _line_of(text, m.start()), FindingKind.KEY_BLOB,
-                                    f"base64 of {len(data)} random-looking bytes (munge-key-like)"))
+            findings.append(
+                Finding(
+                    name,
+                    _line_of(text, m.start()),
+                    FindingKind.KEY_BLOB,
+                    f"base64 of {len(data)} random-looking bytes (munge-key-like)",
+                )
+            )
     if passwords:
         for m in _PASSWORD_ASSIGNMENT.finditer(text):
             if not _is_reference(m.group("value")):
-                findings.append(Finding(name, _line_of(text, m.start()), FindingKind.LITERAL_PASSWORD,
-                                        f"{m.group(1)} set to a literal value"))
+                findings.append(
+                    Finding(
+                        name,
+                        _line_of(text, m.start()),
+                        FindingKind.LITERAL_PASSWORD,
+                        f"{m.group(1)} set to a literal value",
+                    )
+                )
     return findings
 
 
@@ -185,16 +205,26 @@ def scan_template(name: str, text: str, template: dict[str, Any]) -> list[Findin
         if not isinstance(resource, dict):
             continue
         for path, key in _secret_properties(resource.get("Properties", {}), f"Resources/{logical_id}"):
-            findings.append(Finding(name, _line_in_block(lines, logical_id, key),
-                                    FindingKind.LITERAL_PASSWORD,
-                                    f"{path} is literal; use a {{{{resolve:secretsmanager:...}}}} "
-                                    "reference or GenerateSecretString"))
+            findings.append(
+                Finding(
+                    name,
+                    _line_in_block(lines, logical_id, key),
+                    FindingKind.LITERAL_PASSWORD,
+                    f"{path} is literal; use a {{{{resolve:secretsmanager:...}}}} "
+                    "reference or GenerateSecretString",
+                )
+            )
     for parameter, spec in (template.get("Parameters") or {}).items():
         default = spec.get("Default") if isinstance(spec, dict) else None
         if "password" in parameter.lower() and isinstance(default, str) and default:
-            findings.append(Finding(name, _line_in_block(lines, parameter, "Default"),
-                                    FindingKind.LITERAL_PASSWORD,
-                                    f"Parameters/{parameter} has a literal Default"))
+            findings.append(
+                Finding(
+                    name,
+                    _line_in_block(lines, parameter, "Default"),
+                    FindingKind.LITERAL_PASSWORD,
+                    f"Parameters/{parameter} has a literal Default",
+                )
+            )
     return findings
 
 
@@ -236,8 +266,14 @@ def scan_bytes(name: str, data: bytes) -> list[Finding]:
             return findings + _scan_archive(name, data)
         except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as error:
             # Its members may hold anything; still read what is there as text.
-            findings.append(Finding(name, 1, FindingKind.UNREADABLE_ARCHIVE,
-                                    f"cannot be opened ({error}); its contents were not checked"))
+            findings.append(
+                Finding(
+                    name,
+                    1,
+                    FindingKind.UNREADABLE_ARCHIVE,
+                    f"cannot be opened ({error}); its contents were not checked",
+                )
+            )
     text = data.decode("utf-8", errors="replace")
     template = _cloudformation(text) if lowered.endswith(".json") else None
     findings += scan_text(name, text, passwords=template is None)
@@ -259,8 +295,7 @@ def run_scan(paths: Sequence[str | Path]) -> int:
     missing = [str(p) for p in paths if not Path(p).exists()]
     if missing:
         for path in missing:
-            console.print(f"{path}: does not exist; pass a cdk.out or rendered-files directory",
-                          markup=False)
+            console.print(f"{path}: does not exist; pass a cdk.out or rendered-files directory", markup=False)
         return 2
     findings = [f for path in paths for f in scan_path(path)]
     if not findings:
@@ -268,8 +303,10 @@ def run_scan(paths: Sequence[str | Path]) -> int:
         return 0
     rows = [(f.file, str(f.line), str(f.kind), f.detail) for f in findings]
     print_table(console, table("secrets found", ("file", "line", "kind", "detail"), rows))
-    console.print("[bold red]Move these into Secrets Manager and fetch them at boot; "
-                  "rotate any credential that was committed or deployed.[/]")
+    console.print(
+        "[bold red]Move these into Secrets Manager and fetch them at boot; "
+        "rotate any credential that was committed or deployed.[/]"
+    )
     return 1
 
 
