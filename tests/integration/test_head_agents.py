@@ -30,7 +30,9 @@ def scontrol_runner(cluster: SlurmCluster) -> Runner:
     """The agents' Runner, pointed at the test cluster's configuration."""
 
     def run(argv: Sequence[str]) -> CommandResult:
-        done = subprocess.run(list(argv), capture_output=True, text=True, env=cluster.env, timeout=60)
+        done = subprocess.run(
+            cluster.install.command(argv), capture_output=True, text=True, env=cluster.env, timeout=60
+        )
         return CommandResult(tuple(argv), done.returncode, done.stdout, done.stderr)
 
     return run

@@ -22,8 +22,8 @@ import pytest
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
 from tests.integration.cluster import SlurmCluster
-from tests.integration.host import run
-from tests.integration.prerequisites import installed_slurm_release
+from tests.integration.installs import SlurmInstall
+from tests.integration.prerequisites import unavailable
 
 pytestmark = pytest.mark.slurm
 
@@ -43,27 +43,30 @@ def _expected_sha256(name: str) -> str:
     raise AssertionError(f"{name} is not listed in {VENDOR / 'SHA256SUMS'}")
 
 
-def _build_requirements() -> str | None:
-    for tool in ("gcc", "make", "strip"):
-        if shutil.which(tool) is None:
-            return f"{tool} is missing (apt-get install gcc libc6-dev make binutils)"
-    if not Path("/usr/include/slurm/spank.h").exists():
-        return "/usr/include/slurm/spank.h is missing (apt-get install libslurm-dev)"
+def _build_requirements(install: SlurmInstall) -> str | None:
+    """What the install lacks to build Pyxis against its own Slurm headers."""
+    if install.root is None:
+        for tool in ("gcc", "make", "strip"):
+            if shutil.which(tool) is None:
+                return f"{tool} is missing (apt-get install gcc libc6-dev make binutils)"
+    root = install.root or Path("/")
+    if not (root / "usr" / "include" / "slurm" / "spank.h").exists():
+        return f"{root / 'usr/include/slurm/spank.h'} is missing (apt-get install libslurm-dev)"
     return None
 
 
 @pytest.fixture(scope="session")
-def pyxis_library() -> Path:
-    """spank_pyxis.so built from the vendored source, with the commands build_pyxis runs."""
+def pyxis_library(slurm_cluster: SlurmCluster) -> Path:
+    """spank_pyxis.so built from the vendored source, with the commands build_pyxis runs,
+    inside the session's Slurm install (against its headers)."""
+    install = slurm_cluster.install
     tarball = VENDOR / PYXIS_TARBALL
     digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
     assert digest == _expected_sha256(PYXIS_TARBALL), f"{tarball} is not the vendored release"
-    missing = _build_requirements()
+    missing = _build_requirements(install)
     if missing is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"cannot build Pyxis in CI: {missing}", pytrace=False)
-        pytest.skip(f"cannot build Pyxis: {missing}")
-    build = CACHE / f"{digest[:16]}-slurm-{installed_slurm_release()}"
+        unavailable(f"cannot build Pyxis: {missing}")
+    build = CACHE / f"{digest[:16]}-slurm-{install.release()}"
     library = build / "root" / "usr" / "local" / "lib" / "slurm" / "spank_pyxis.so"
     if library.is_file():
         return library
@@ -76,7 +79,9 @@ def pyxis_library() -> Path:
         ["make", "-C", str(source), f"-j{os.cpu_count() or 1}"],
         ["make", "-C", str(source), "install", f"DESTDIR={build / 'root'}"],
     ):
-        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        done = subprocess.run(
+            install.command(command), capture_output=True, text=True, timeout=300, check=False
+        )
         assert done.returncode == 0, f"{' '.join(command)}:\n{done.stdout}\n{done.stderr}"
     assert library.is_file(), f"Pyxis built but {library} is missing"
     return library
@@ -103,17 +108,17 @@ def _head_side(cluster: SlurmCluster, library: Path, name: str) -> dict[str, str
 def test_head_submits_with_pyxis_required(cluster: SlurmCluster, pyxis_library: Path):
     env = _head_side(cluster, pyxis_library, "head-etc")
     # The client loaded the plugin: its options are srun's.
-    assert "--container-image" in run("srun", "--help", env=env).stdout
+    assert "--container-image" in cluster.slurm("srun", "--help", env=env).stdout
 
     jobs = cluster.root / "jobs"
-    submitted = run(
+    submitted = cluster.slurm(
         "sbatch", "--parsable", f"--chdir={jobs}", "--output=/dev/null", "--wrap", "hostname", env=env
     )
     job = submitted.stdout.strip().split(";")[0]
     assert cluster.wait_job_state(job, {"COMPLETED"}, JOB_TIMEOUT)
 
     # The namespaces share the host's UTS name, so each task names its Slurm node.
-    step = run(
+    step = cluster.slurm(
         "srun",
         f"--chdir={jobs}",
         "--nodes=2",
@@ -130,7 +135,7 @@ def test_head_submits_with_pyxis_required(cluster: SlurmCluster, pyxis_library: 
 def test_head_without_the_plugin_cannot_submit(cluster: SlurmCluster):
     """What the head did before it built Pyxis: the required plugin is missing."""
     env = _head_side(cluster, cluster.root / "absent" / "spank_pyxis.so", "head-etc-missing")
-    refused = run(
+    refused = cluster.slurm(
         "sbatch",
         f"--chdir={cluster.root / 'jobs'}",
         "--output=/dev/null",

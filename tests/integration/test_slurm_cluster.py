@@ -12,10 +12,8 @@ import pytest
 from gpucluster import names
 from gpucluster.slurm import conf as slurm_conf
 from tests.integration.cluster import SlurmCluster
-from tests.integration.daemons import DnsServer
 from tests.integration.host import wait_for
 from tests.integration.queries import node_states
-from tests.integration.site_files import SLURMCTLD_PORT
 
 pytestmark = pytest.mark.slurm
 
@@ -203,8 +201,7 @@ def test_node_finds_the_controller_by_its_srv_record(cluster: SlurmCluster):
     zone (the Cluster stack creates it), served here by dnsmasq on the bridge."""
     cfg = cluster.cfg
     zone = names.private_zone(cfg)
-    dns = DnsServer(cluster.root, cluster.teardown, zone, names.controller_host(cfg), SLURMCTLD_PORT)
-    resolv_conf = dns.start()
+    resolv_conf = cluster.dns()
     node = cluster.add_node(*SRV_NODE)
     try:
         node.start(slurm_conf.slurmd_conf_line(cfg, cluster.group), resolv_conf=resolv_conf)
