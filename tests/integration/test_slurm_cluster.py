@@ -184,11 +184,13 @@ def test_node_killed_mid_job_goes_down_and_the_job_completes_on_another(cluster:
 
 def test_explicit_plugstack_include_reaches_configless_nodes(cluster: SlurmCluster):
     """slurmctld serves plugstack.conf, and slurmd follows its explicit include line to the
-    node-local Pyxis file (Slurm 22.05 serves plugstack.conf but not the files it includes:
-    compute and login bootstraps install that file). The test host has no Pyxis build, so
-    the optional plugin's library is missing, and slurmd says so."""
+    node-local Pyxis file (Slurm 22.05 and 24.11 serve plugstack.conf but not the files it
+    includes: compute and login bootstraps install that file). The test host has no Pyxis
+    build, so the optional plugin's library is missing, and slurmd says so."""
     name = sorted(cluster.nodes)[0]
     cached = cluster.root / "spool" / name / "conf-cache"
+    served = sorted(path.name for path in cached.iterdir())
+    assert served == ["cgroup.conf", "gres.conf", "plugstack.conf", "slurm.conf"]
     assert (cached / "plugstack.conf").read_text() == cluster.root.joinpath(
         "etc", "plugstack.conf"
     ).read_text()
