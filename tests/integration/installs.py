@@ -17,6 +17,7 @@ import hashlib
 import re
 import shutil
 import sys
+import sysconfig
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,10 +56,22 @@ def list_key(packages: Path) -> str:
 
 
 def _python_paths() -> list[str]:
-    """Where the jobs' Python lives (the venv and its base install), when outside /usr:
-    a Debian /usr Python cannot be bound over the root's own /usr."""
-    paths = {sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parents[1])}
-    return sorted(path for path in paths if not path.startswith("/usr"))
+    """Where the jobs' Python lives: the venv and its base install. A Python under /usr
+    (Debian's) cannot have its whole prefix bound over the root's own /usr: then each hop
+    from the venv's interpreter to the real binary, and its standard library, are bound
+    one by one (the root has the shared libraries it loads: .ci/trixie-packages)."""
+    paths = {sys.prefix, sys.base_prefix}
+    if not sys.base_prefix.startswith("/usr"):
+        return sorted(paths)
+    hop = Path(sys.executable)
+    while hop.is_symlink():
+        hop = hop.parent / hop.readlink()
+        if str(hop).startswith("/usr"):
+            paths.add(str(hop))
+    config = sysconfig.get_paths()
+    paths |= {config["stdlib"], config["platstdlib"]}
+    paths |= {path for path in ("/usr/lib/python3/dist-packages",) if Path(path).is_dir()}
+    return sorted(path for path in paths if path != "/usr")
 
 
 def _outermost(paths: Sequence[str]) -> list[str]:
