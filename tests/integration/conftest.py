@@ -23,7 +23,7 @@ from tests.integration.cluster import SLURM_CONF_LINK, SlurmCluster
 from tests.integration.daemons import Munge
 from tests.integration.host import HarnessError, Teardown, wait_for
 from tests.integration.installs import SlurmInstall, installs
-from tests.integration.login import LoginNode
+from tests.integration.login import LoginNode, sackd_unit
 from tests.integration.network import Network, leftovers
 from tests.integration.prerequisites import for_release, missing_prerequisites, unavailable
 from tests.integration.queries import node_states
@@ -139,9 +139,8 @@ def slurm_login(slurm_cluster: SlurmCluster) -> LoginNode:
     namespace, _ = cluster.network.add_namespace(LOGIN_INDEX)
     login = LoginNode(cluster, namespace)
     if uses_sackd(cluster.cfg):
-        # As the login's unit starts it (slurm.sh configure_slurm_client).
-        server = slurm_conf.conf_server(cluster.cfg, cluster.site)
-        login.start(["sackd", "--systemd", "--conf-server", server], notify=True)
+        unit = sackd_unit(slurm_conf.conf_server(cluster.cfg, cluster.site))
+        login.start(unit.argv, notify=unit.notify)
         wait_for(
             "sackd to fetch the served configuration",
             lambda: login.path("/run/slurm/conf/slurm.conf").exists(),

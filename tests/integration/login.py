@@ -13,6 +13,7 @@ root (`nsenter --target`), as on a host one logged into.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 from dataclasses import dataclass
@@ -21,12 +22,34 @@ from pathlib import Path
 from tests.integration.cluster import SlurmCluster
 from tests.integration.host import HarnessError, run, wait_for
 
+SLURM_SH = Path(__file__).resolve().parents[2] / "templates" / "userdata" / "bundle" / "lib" / "slurm.sh"
+
 # Hides whatever Slurm configuration the install's root has, then runs the login's process.
 _PRIVATE_SLURM_DIRS = r"""
 for dir in /run/slurm /etc/slurm; do mkdir -p "$dir" && mount -t tmpfs gcs-login "$dir"; done
 if [ -n "$RESOLV_CONF" ]; then mount --bind "$RESOLV_CONF" /etc/resolv.conf; fi
 exec "$@"
 """
+
+
+@dataclass(frozen=True)
+class SackdUnit:
+    notify: bool  # Type=notify: systemd waits for READY=1 on NOTIFY_SOCKET
+    argv: list[str]
+
+
+def sackd_unit(conf_server: str) -> SackdUnit:
+    """The sackd service the login bootstrap installs (slurm.sh, configure_slurm_client):
+    its drop-in's Type and ExecStart, with this cluster's --conf-server."""
+    text = SLURM_SH.read_text()
+    block = re.search(r'install_unit_dropin sackd\.service "(.*?)"', text, re.DOTALL)
+    if block is None:
+        raise HarnessError(f"{SLURM_SH} installs no sackd.service drop-in")
+    kind = re.search(r"^Type=(\S+)$", block[1], re.MULTILINE)
+    start = re.search(r"^ExecStart=/usr/sbin/(sackd .*)$", block[1], re.MULTILINE)
+    if kind is None or start is None:
+        raise HarnessError(f"the sackd drop-in in {SLURM_SH} lacks Type= or ExecStart=/usr/sbin/sackd")
+    return SackdUnit(notify=kind[1] == "notify", argv=start[1].replace("${CONF_SERVER}", conf_server).split())
 
 
 @dataclass
