@@ -118,8 +118,12 @@ def cluster(slurm_cluster: SlurmCluster) -> SlurmCluster:
     """The session cluster with no jobs, every node IDLE and not drained."""
     slurm_cluster.slurm("scancel", "--full", "--user=root")
     for name in list(slurm_cluster.nodes):
-        info = slurm_cluster.node_info(name)
-        if info is None or "DRAIN" in node_states(info):
+        # Polled: one `scontrol show node` that times out (a loaded 2-core machine, the
+        # suite's 3 s MessageTimeout) reads as a missing node; a node really gone stays so.
+        info = wait_for(
+            f"slurmctld to show node {name}", lambda n=name: slurm_cluster.node_info(n), timeout=15
+        )
+        if "DRAIN" in node_states(info):
             raise HarnessError(f"a previous test left node {name} unusable: {info}")
 
     def idle() -> bool:
