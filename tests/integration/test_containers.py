@@ -27,6 +27,7 @@ from tests.integration.containers import (
     node_local_path,
 )
 from tests.integration.host import run
+from tests.integration.login import LoginNode
 from tests.integration.prerequisites import unavailable
 from tests.integration.vendor_builds import enroot_root
 
@@ -106,8 +107,20 @@ def test_rendered_enroot_conf_serves_create_export_and_import(
     assert "127.0.0.1 port 1" in refused.stderr, refused.stderr
 
 
-def test_login_srun_runs_in_the_image(cluster: SlurmCluster, enroot_node: EnrootNode, image: Path):
-    step = _srun(cluster, "--nodes=1", f"--container-image={image}", "cat", "/etc/os-release")
+def test_login_srun_runs_in_the_image(
+    cluster: SlurmCluster, slurm_login: LoginNode, enroot_node: EnrootNode, image: Path
+):
+    """From the login namespace, with no slurm.conf of its own: its srun loads Pyxis from the
+    plugstack.conf sackd fetched (24.11) or slurmctld served (22.05, found by SRV record)."""
+    step = slurm_login.run(
+        "srun",
+        f"--chdir={cluster.root / 'jobs'}",
+        "--nodes=1",
+        f"--container-image={image}",
+        "cat",
+        "/etc/os-release",
+        timeout=STEP_TIMEOUT,
+    )
     lines = step.stdout.splitlines()
     assert f"ID={IMAGE_OS_ID}" in lines, step.stdout
     assert _host_os_id() not in lines
