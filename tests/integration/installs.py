@@ -36,7 +36,7 @@ _SYSTEM_BINDS = ("/var/tmp", "/proc", "/sys", "/dev", "/run", "/tmp", "/etc/host
 
 # Runs in the new mount namespace: bind each path at the same place under the root, then
 # make the root the namespace's own with pivot_root. Not chroot: the kernel refuses a
-# chrooted process a new user namespace (EPERM, user_namespaces(7)), and Enroot, which
+# chrooted process a new user namespace (EPERM, unshare(2)), and Enroot, which
 # Pyxis runs from slurmstepd, makes one for every container. Mount points missing in the
 # root are made (an empty file for a file).
 _ENTER = r"""
