@@ -1,5 +1,6 @@
 # Two commands on a fresh machine: `make synth` and `make test`.
-# Each sets up what it needs first (Python venv in .venv, the CDK CLI in node_modules).
+# Each sets up what it needs first (Python venv in .venv, the CDK CLI in node_modules;
+# for `make test` also the machine: `make system`).
 
 PYTHON ?= python3
 VENV := .venv
@@ -14,7 +15,7 @@ OUT ?= cdk.out
 TORCH ?= torch==2.13.0
 TRAIN_STAMP := $(VENV)/.gpucluster-train
 
-.PHONY: setup setup-train synth cdk-synth typecheck test test-fast test-slurm snapshots schema-golden bench lint clean
+.PHONY: system setup setup-train synth cdk-synth typecheck test test-fast test-slurm snapshots schema-golden bench lint clean
 
 $(SETUP_STAMP): pyproject.toml package.json package-lock.json
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +25,12 @@ $(SETUP_STAMP): pyproject.toml package.json package-lock.json
 	touch $@
 
 setup: $(SETUP_STAMP)
+
+## The machine's set-up for the suite (.ci/system): the Debian packages in .ci/debian-packages
+## and the Debian 13 root that Slurm 24.11 runs from. Quiet when done; needs root and
+## apt-get, and without them prints the command to run (in CI it fails instead).
+system:
+	@.ci/system
 
 $(TRAIN_STAMP): $(SETUP_STAMP)
 	$(PY) -m pip install --quiet '$(TORCH)' -e '.[train]'
@@ -43,14 +50,15 @@ cdk-synth: setup
 typecheck: setup-train
 	$(PY) -m mypy
 
-## The whole suite: the type check, then unit, snapshot, shell, and real-Slurm integration tests.
-test: setup-train typecheck
+## The whole suite: the type check, then unit, snapshot, shell, and real-Slurm integration
+## tests (on Debian 12's Slurm 22.05 and Debian 13's 24.11).
+test: system setup-train typecheck
 	$(PY) -m pytest -q
 
 test-fast: setup-train
 	$(PY) -m pytest -q -m "not slurm"
 
-test-slurm: setup-train
+test-slurm: system setup-train
 	$(PY) -m pytest -q -m slurm
 
 ## Accept the current synthesized templates as the new snapshots.

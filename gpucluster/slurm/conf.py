@@ -135,8 +135,8 @@ def node_local_files(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> dict[
     """Files every host that runs slurmd or srun/sbatch (compute and login) must hold itself.
 
     slurmctld serves plugstack.conf to configless nodes but not the files it includes
-    (seen on 22.05.8: the slurmd conf-cache holds slurm.conf, gres.conf, cgroup.conf and
-    plugstack.conf only), so the Pyxis include file is installed on each such host.
+    (seen on 22.05.8 and 24.11.5: the slurmd conf-cache holds slurm.conf, gres.conf,
+    cgroup.conf and plugstack.conf only), so the Pyxis include file is installed on each such host.
     PlugStackConfig is an absolute path, which a node may resolve against its own disk
     rather than the served copy, so plugstack.conf itself is installed too: the node then
     never depends on what the distribution's package left in that file.

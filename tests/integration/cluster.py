@@ -1,6 +1,7 @@
 """A real Slurm cluster on one machine: slurmctld on the host and dynamic slurmd nodes.
 
-Each compute node is a `slurmd -Z` in its own network namespace (network.py). The
+Each compute node is a `slurmd -Z` in its own network namespace (network.py). Every
+Slurm program runs from one `SlurmInstall` (installs.py): this host's or a chroot's. The
 configuration is what gpucluster renders for an example config; only the `SlurmSite`
 inputs (host names, paths, ports, timeouts; site_files.py) differ from production.
 
@@ -18,10 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpucluster import names
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
+from tests.integration.daemons import DnsServer
 from tests.integration.host import HarnessError, Teardown, kill_pid, require_free_port, run, wait_for
+from tests.integration.installs import SlurmInstall
 from tests.integration.network import Network, netns_pids
 from tests.integration.prerequisites import ProcessTracking, process_tracking
 from tests.integration.queries import node_states, one_record
@@ -46,11 +50,13 @@ class SlurmCluster:
     root: Path
     teardown: Teardown
     network: Network
-    # spank_pyxis.so built for this Slurm (vendor_builds.pyxis_library).
+    install: SlurmInstall
+    # spank_pyxis.so built for this install's Slurm (vendor_builds.pyxis_library).
     pyxis_build: Path
     tracking: ProcessTracking = field(default_factory=process_tracking)
     nodes: dict[str, ComputeNode] = field(default_factory=dict)
     controller: subprocess.Popen | None = None
+    resolv_conf: Path | None = None
 
     @property
     def site(self) -> SlurmSite:
@@ -71,7 +77,7 @@ class SlurmCluster:
         require_free_port(SLURMCTLD_PORT)
         log = open(self.root / "log" / "slurmctld.stdout", "ab")  # noqa: SIM115 - kept by Popen
         self.controller = subprocess.Popen(
-            ["slurmctld", "-D"], env=self.env, stdout=log, stderr=subprocess.STDOUT
+            self.install.command(["slurmctld", "-D"]), env=self.env, stdout=log, stderr=subprocess.STDOUT
         )
         wait_for("slurmctld to answer", self._controller_answers, timeout=30)
 
@@ -85,7 +91,18 @@ class SlurmCluster:
     def _controller_answers(self) -> bool:
         if self.controller is not None and self.controller.poll() is not None:
             raise HarnessError(f"slurmctld exited {self.controller.returncode}; see {self.root / 'log'}")
-        return run("scontrol", "ping", env=self.env, check=False).stdout.find("is UP") >= 0
+        return self.slurm("scontrol", "ping", check=False).stdout.find("is UP") >= 0
+
+    def dns(self) -> Path:
+        """dnsmasq serving the private zone's records, started once per cluster: the
+        resolv.conf that sends a host's lookups to it."""
+        if self.resolv_conf is None:
+            zone = names.private_zone(self.cfg)
+            server = DnsServer(
+                self.root, self.teardown, zone, names.controller_host(self.cfg), SLURMCTLD_PORT
+            )
+            self.resolv_conf = server.start()
+        return self.resolv_conf
 
     def add_node(self, index: int, instance_id: str) -> ComputeNode:
         namespace, address = self.network.add_namespace(index)
@@ -98,8 +115,11 @@ class SlurmCluster:
         self.nodes[node.name] = node
         return node
 
-    def slurm(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        return run(*args, env=self.env, check=check)
+    def slurm(
+        self, *args: str, check: bool = True, env: dict[str, str] | None = None, timeout: float = 30
+    ) -> subprocess.CompletedProcess:
+        """A Slurm command of this cluster's install; `env` replaces the cluster's."""
+        return run(*self.install.command(args), env=env or self.env, check=check, timeout=timeout)
 
     def show(self, kind: str, name: str) -> dict[str, str]:
         """`scontrol -o show <kind> <name>` as a dict; fails when slurmctld has no such thing."""
@@ -184,7 +204,9 @@ class ComputeNode:
             "--",
             "nsenter",
             f"--net=/var/run/netns/{self.namespace}",
-            *slurmd,
+            # A chrooted install's own mount namespace starts as a copy of this one: the
+            # binds above are under paths it binds in (installs.py).
+            *self.cluster.install.command(slurmd),
         ]
         log = open(self.cluster.root / "log" / f"slurmd-{self.name}.stdout", "ab")  # noqa: SIM115
         # Pyxis runs `enroot` from slurmstepd's PATH, which is slurmd's.

@@ -1,4 +1,9 @@
-"""One real Slurm cluster for the whole integration session, torn down even on failure."""
+"""One real Slurm cluster per Slurm install (installs.py), torn down even on failure.
+
+`slurm_cluster` is parametrized over the installs, so every test that uses it runs once on
+each (test ids name the release: `[slurm22.05-debian12]`, `[slurm24.11-trixie]`). Pytest
+runs all tests of one install before it tears that cluster down and starts the next: the
+two never run at once (they share ports and network names)."""
 
 from __future__ import annotations
 
@@ -11,18 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from gpucluster.bootstrap.bundle import uses_sackd
 from gpucluster.config.loader import load_config
 from gpucluster.slurm import conf as slurm_conf
 from tests.integration.cluster import SLURM_CONF_LINK, SlurmCluster
 from tests.integration.daemons import Munge
 from tests.integration.host import HarnessError, Teardown, wait_for
+from tests.integration.installs import SlurmInstall, installs
+from tests.integration.login import LoginNode, sackd_unit
 from tests.integration.network import Network, leftovers
-from tests.integration.prerequisites import (
-    for_installed_slurm,
-    installed_slurm_release,
-    missing_prerequisites,
-    unavailable,
-)
+from tests.integration.prerequisites import for_release, missing_prerequisites, unavailable
 from tests.integration.queries import node_states
 from tests.integration.vendor_builds import pyxis_library as build_pyxis
 
@@ -31,6 +34,8 @@ EXAMPLE = REPO / "examples" / "default.yaml"
 # Realistic 17-digit instance ids: node names are as long as on EC2, which matters for
 # the Unix socket paths slurmstepd makes under the spool directory (108-byte limit).
 NODE_INSTANCES = {1: "i-0a1b2c3d4e5f60001", 2: "i-0a1b2c3d4e5f60002"}
+# Nodes 3 and 4 are started by tests; the login namespace comes after them.
+LOGIN_INDEX = 5
 REGISTER_TIMEOUT = 30
 
 
@@ -58,14 +63,21 @@ def _fail_on_leftovers() -> None:
         raise HarnessError("still present after teardown: " + ", ".join(found))
 
 
-@pytest.fixture(scope="session")
-def slurm_cluster() -> Iterator[SlurmCluster]:
-    reason = missing_prerequisites()
+@pytest.fixture(scope="session", params=installs(), ids=lambda install: install.test_id)
+def slurm_install(request: pytest.FixtureRequest) -> SlurmInstall:
+    install: SlurmInstall = request.param
+    reason = missing_prerequisites() or install.missing()
     if reason is not None:
         unavailable("run the real-Slurm suite", reason)
-    # plugstack.conf marks Pyxis required, as in production: slurmd and srun need it built.
-    pyxis_build = build_pyxis(installed_slurm_release())
-    cfg = for_installed_slurm(load_config(EXAMPLE))
+    return install
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
+    # plugstack.conf marks Pyxis required, as in production: slurmd and srun need it built,
+    # against this install's Slurm.
+    pyxis_build = build_pyxis(slurm_install)
+    cfg = for_release(load_config(EXAMPLE), slurm_install.release())
     group = cfg.compute_groups[0]
     # Short path: slurmstepd's Unix sockets live under the spool directory.
     root = Path(tempfile.mkdtemp(prefix="gcs-", dir="/tmp"))
@@ -81,7 +93,13 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
     teardown.push("node cgroups", lambda: _remove_cgroups(group.name))
     network = Network(teardown)
     cluster = SlurmCluster(
-        cfg=cfg, group=group, root=root, teardown=teardown, network=network, pyxis_build=pyxis_build
+        cfg=cfg,
+        group=group,
+        root=root,
+        teardown=teardown,
+        network=network,
+        install=slurm_install,
+        pyxis_build=pyxis_build,
     )
     if cluster.tracking.why is not None:
         warnings.warn(
@@ -119,8 +137,12 @@ def cluster(slurm_cluster: SlurmCluster) -> SlurmCluster:
     """The session cluster with no jobs, every node IDLE and not drained."""
     slurm_cluster.slurm("scancel", "--full", "--user=root")
     for name in list(slurm_cluster.nodes):
-        info = slurm_cluster.node_info(name)
-        if info is None or "DRAIN" in node_states(info):
+        # Polled: one `scontrol show node` that times out (a loaded 2-core machine) reads as
+        # a missing node; a node really gone stays so.
+        info = wait_for(
+            f"slurmctld to show node {name}", lambda n=name: slurm_cluster.node_info(n), timeout=15
+        )
+        if "DRAIN" in node_states(info):
             raise HarnessError(f"a previous test left node {name} unusable: {info}")
 
     def idle() -> bool:
@@ -130,3 +152,23 @@ def cluster(slurm_cluster: SlurmCluster) -> SlurmCluster:
 
     wait_for("no jobs and every node IDLE", idle, timeout=30)
     return slurm_cluster
+
+
+@pytest.fixture(scope="session")
+def slurm_login(slurm_cluster: SlurmCluster) -> LoginNode:
+    """A login node of the session cluster, set up as the login bootstrap does for the
+    release (configure_slurm_client): sackd --conf-server from 23.11, else the SRV record."""
+    cluster = slurm_cluster
+    namespace, _ = cluster.network.add_namespace(LOGIN_INDEX)
+    login = LoginNode(cluster, namespace)
+    if uses_sackd(cluster.cfg):
+        unit = sackd_unit(slurm_conf.conf_server(cluster.cfg, cluster.site))
+        login.start(unit.argv, notify=unit.notify)
+        wait_for(
+            "sackd to fetch the served configuration",
+            lambda: login.path("/run/slurm/conf/slurm.conf").exists(),
+            timeout=REGISTER_TIMEOUT,
+        )
+    else:
+        login.start(["sleep", "infinity"], resolv_conf=cluster.dns())
+    return login

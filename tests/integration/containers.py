@@ -20,6 +20,7 @@ from pathlib import Path
 from gpucluster.bootstrap.container_runtime import COMPUTE_ENROOT, ENROOT_HOOKS, EnrootPaths, enroot_conf
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from tests.integration.host import run
+from tests.integration.installs import SlurmInstall
 from tests.integration.prerequisites import unavailable
 from tests.integration.site_files import node_local_binds, node_prefix
 from tests.integration.vendor_builds import ENROOT_CACHE
@@ -156,7 +157,9 @@ def node_local_path(cluster_root: Path, node: str, shared: str) -> str:
     raise AssertionError(f"{shared} is on no node-local bind mount of {node}: {binds}")
 
 
-def enroot(node: EnrootNode, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """`enroot` on the host, as a user on a compute node runs it."""
+def enroot(
+    install: SlurmInstall, node: EnrootNode, *args: str, timeout: float = 60, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """`enroot` in the Slurm install it was built in, as a user on a compute node runs it."""
     env = {"PATH": f"{node.bin_dir}:{os.environ['PATH']}", "HOME": "/root"}
-    return run(str(node.bin_dir / "enroot"), *args, env=env, timeout=timeout)
+    return run(*install.command([str(node.bin_dir / "enroot"), *args]), env=env, timeout=timeout, check=check)

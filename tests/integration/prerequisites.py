@@ -4,7 +4,6 @@ and the process tracking a hand-started slurmd can use here."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +12,7 @@ import pytest
 
 from gpucluster.config import ClusterConfig
 from gpucluster.slurm.conf import SlurmSite
-from tests.integration.host import HarnessError, run
+from tests.integration.host import run
 from tests.integration.network import NETNS_PREFIX
 
 
@@ -28,9 +27,15 @@ def missing_prerequisites() -> str | None:
     """Why this machine cannot run the suite, or None."""
     if os.geteuid() != 0:
         return "needs root (network namespaces, slurmd, munged)"
-    for tool in ("slurmctld", "slurmd", "munged", "munge", "scontrol", "sbatch", "ip", "nsenter"):
+    # Slurm itself comes from an install (installs.py); these run on the host for all of them.
+    for tool, package in (
+        ("munged", "munge"),
+        ("munge", "munge"),
+        ("ip", "iproute2"),
+        ("nsenter", "util-linux"),
+    ):
         if shutil.which(tool) is None:
-            return f"{tool} is not installed (apt-get install slurm-wlm slurm-client munge iproute2)"
+            return f"{tool} is not installed (apt-get install {package})"
     probe = f"{NETNS_PREFIX}probe"
     result = run("ip", "netns", "add", probe, check=False)
     if result.returncode != 0:
@@ -39,19 +44,10 @@ def missing_prerequisites() -> str | None:
     return None
 
 
-def installed_slurm_release() -> str:
-    """The release of this host's slurmctld ("slurm-wlm 22.05.8" -> "22.05.8")."""
-    output = run("slurmctld", "-V").stdout
-    match = re.search(r"(\d+\.\d+\.\d+)", output)
-    if match is None:
-        raise HarnessError(f"cannot read a release from `slurmctld -V`: {output.strip()!r}")
-    return match[1]
-
-
-def for_installed_slurm(cfg: ClusterConfig) -> ClusterConfig:
-    """`cfg` rendered for the Slurm this host runs, as a node renders for the image's Slurm
-    (software.slurm): TreeWidth depends on the release."""
-    software = cfg.software.model_copy(update={"slurm": installed_slurm_release()})
+def for_release(cfg: ClusterConfig, release: str) -> ClusterConfig:
+    """`cfg` rendered for the Slurm `release` the suite runs, as a node renders for the
+    image's Slurm (software.slurm): what the renderer decides by release follows it."""
+    software = cfg.software.model_copy(update={"slurm": release})
     return cfg.model_copy(update={"software": software})
 
 

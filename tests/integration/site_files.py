@@ -88,7 +88,10 @@ def suite_site(root: Path, tracking: ProcessTracking) -> SlurmSite:
         cred_expire_seconds=5,
         slurmd_timeout=5,
         slurmctld_timeout=5,
-        message_timeout=3,
+        # Slurm's default, not shorter: on two loaded cores Slurm 24.11's RPCs (a login's srun
+        # through sackd, salloc) took over 3 s and failed "Socket timed out on send/recv".
+        # A node that died refuses connections at once: SlurmdTimeout still finds it fast.
+        message_timeout=10,
         sched_interval=2,
         bf_interval=1,
         trust_node_config=True,

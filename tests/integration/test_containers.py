@@ -27,6 +27,7 @@ from tests.integration.containers import (
     node_local_path,
 )
 from tests.integration.host import run
+from tests.integration.login import LoginNode
 from tests.integration.prerequisites import unavailable
 from tests.integration.vendor_builds import enroot_root
 
@@ -40,7 +41,9 @@ JOB_TIMEOUT = 120
 @pytest.fixture(scope="module")
 def enroot_node(slurm_cluster: SlurmCluster) -> EnrootNode:
     cluster = slurm_cluster
-    return install_enroot(enroot_root(), cluster.cfg, cluster.group, cluster.root, list(cluster.nodes))
+    return install_enroot(
+        enroot_root(cluster.install), cluster.cfg, cluster.group, cluster.root, list(cluster.nodes)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -56,10 +59,8 @@ def _host_os_id() -> str:
 
 
 def _srun(cluster: SlurmCluster, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """srun from the login side: the client reads the cluster's slurm.conf and plugstack.conf."""
-    return run(
-        "srun", f"--chdir={cluster.root / 'jobs'}", *args, env=cluster.env, check=check, timeout=STEP_TIMEOUT
-    )
+    """srun on the controller's side: the client reads the cluster's slurm.conf and plugstack.conf."""
+    return cluster.slurm("srun", f"--chdir={cluster.root / 'jobs'}", *args, check=check, timeout=STEP_TIMEOUT)
 
 
 def _batch(cluster: SlurmCluster, name: str, script: str, *args: str) -> Path:
@@ -74,42 +75,52 @@ def _batch(cluster: SlurmCluster, name: str, script: str, *args: str) -> Path:
     return output
 
 
-def test_rendered_enroot_conf_serves_create_export_and_import(enroot_node: EnrootNode, image: Path):
+def test_rendered_enroot_conf_serves_create_export_and_import(
+    slurm_cluster: SlurmCluster, enroot_node: EnrootNode, image: Path
+):
     """What a user runs by hand on a node: the rendered squash options are ones mksquashfs
     takes, and `enroot import` finds its temporary directory (it fails only on the network)."""
+    install = slurm_cluster.install
     name = f"direct-{os.getpid()}"
-    enroot(enroot_node, "create", "--name", name, str(image))
-    started = enroot(enroot_node, "start", name, "cat", "/etc/os-release")
+    enroot(install, enroot_node, "create", "--name", name, str(image))
+    started = enroot(install, enroot_node, "start", name, "cat", "/etc/os-release")
     assert f"ID={IMAGE_OS_ID}" in started.stdout.splitlines()
 
     exported = Path(enroot_node.paths.temp) / f"{name}.sqsh"
-    enroot(enroot_node, "export", "--output", str(exported), name)
+    enroot(install, enroot_node, "export", "--output", str(exported), name)
     superblock = run("unsquashfs", "-s", str(exported)).stdout
     assert "Compression lz4" in superblock and "Block size 262144" in superblock, superblock
-    enroot(enroot_node, "remove", "--force", name)
+    enroot(install, enroot_node, "remove", "--force", name)
 
     # Nothing listens on port 1: the import gets as far as the registry and no further.
-    refused = subprocess.run(
-        [
-            str(enroot_node.bin_dir / "enroot"),
-            "import",
-            "--output",
-            str(exported) + ".import",
-            "docker://127.0.0.1:1#gpucluster/none:1",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    refused = enroot(
+        install,
+        enroot_node,
+        "import",
+        "--output",
+        str(exported) + ".import",
+        "docker://127.0.0.1:1#gpucluster/none:1",
         check=False,
-        env={"PATH": f"{enroot_node.bin_dir}:{os.environ['PATH']}", "HOME": "/root"},
     )
     assert refused.returncode != 0
     assert "mktemp" not in refused.stderr, refused.stderr
     assert "127.0.0.1 port 1" in refused.stderr, refused.stderr
 
 
-def test_login_srun_runs_in_the_image(cluster: SlurmCluster, enroot_node: EnrootNode, image: Path):
-    step = _srun(cluster, "--nodes=1", f"--container-image={image}", "cat", "/etc/os-release")
+def test_login_srun_runs_in_the_image(
+    cluster: SlurmCluster, slurm_login: LoginNode, enroot_node: EnrootNode, image: Path
+):
+    """From the login namespace, with no slurm.conf of its own: its srun loads Pyxis from the
+    plugstack.conf sackd fetched (24.11) or slurmctld served (22.05, found by SRV record)."""
+    step = slurm_login.run(
+        "srun",
+        f"--chdir={cluster.root / 'jobs'}",
+        "--nodes=1",
+        f"--container-image={image}",
+        "cat",
+        "/etc/os-release",
+        timeout=STEP_TIMEOUT,
+    )
     lines = step.stdout.splitlines()
     assert f"ID={IMAGE_OS_ID}" in lines, step.stdout
     assert _host_os_id() not in lines
@@ -199,7 +210,7 @@ def test_unprivileged_user_gets_its_own_enroot_directories(
     user = pwd.getpwnam("nobody")
     name = sorted(cluster.nodes)[0]
     as_user = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups"]
-    step = run(
+    step = cluster.slurm(
         *as_user,
         "srun",
         "--chdir=/tmp",
@@ -208,7 +219,6 @@ def test_unprivileged_user_gets_its_own_enroot_directories(
         "sh",
         "-c",
         "id -u; cat /etc/os-release",
-        env=cluster.env,
         timeout=STEP_TIMEOUT,
     )
     lines = step.stdout.splitlines()

@@ -30,7 +30,9 @@ def scontrol_runner(cluster: SlurmCluster) -> Runner:
     """The agents' Runner, pointed at the test cluster's configuration."""
 
     def run(argv: Sequence[str]) -> CommandResult:
-        done = subprocess.run(list(argv), capture_output=True, text=True, env=cluster.env, timeout=60)
+        done = subprocess.run(
+            cluster.install.command(argv), capture_output=True, text=True, env=cluster.env, timeout=60
+        )
         return CommandResult(tuple(argv), done.returncode, done.stdout, done.stderr)
 
     return run
@@ -81,11 +83,17 @@ def test_capacity_block_reservation_holds_back_jobs_that_would_cross_it(cluster:
         assert set(cluster.nodes) <= set(reserved), "every registered node of the group is in the window"
 
         crossing = cluster.submit(
-            "--time=45", "--gpus-per-node=8", "--cpus-per-task=1", "--output=/dev/null",
+            "--time=45",
+            "--gpus-per-node=8",
+            "--cpus-per-task=1",
+            "--output=/dev/null",
             script="true\n",
         )
         short = cluster.submit(
-            "--time=10", "--gpus-per-node=8", "--cpus-per-task=1", "--output=/dev/null",
+            "--time=10",
+            "--gpus-per-node=8",
+            "--cpus-per-task=1",
+            "--output=/dev/null",
             script="true\n",
         )
         assert cluster.wait_job_state(short, {"COMPLETED"}, JOB_TIMEOUT)

@@ -54,7 +54,11 @@ def _controller(cluster: SlurmCluster, command: str, wait: int) -> subprocess.Po
     log = open(cluster.root / "log" / "slurmctld-locked.stdout", "ab")  # noqa: SIM115 - kept by Popen
     # Its own session: stopping it ends flock and the slurmctld it runs, like systemd's stop.
     return subprocess.Popen(
-        command.split(), env=cluster.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        cluster.install.command(command.split()),
+        env=cluster.env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
 
 

@@ -1,5 +1,6 @@
 """srun and sbatch on the head node's side, with the plugstack.conf the head installs:
-Pyxis `required`, the real plugin built from source against the installed Slurm.
+Pyxis `required`, the real plugin built from source against the install's Slurm (each install
+of the suite: installs.py).
 
 The head node runs Slurm client commands (users and the agents), and its
 plugstack.conf marks spank_pyxis.so required; a client that cannot load a required
@@ -19,7 +20,6 @@ import pytest
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
 from tests.integration.cluster import SlurmCluster
-from tests.integration.host import run
 
 pytestmark = pytest.mark.slurm
 
@@ -45,17 +45,17 @@ def _head_side(cluster: SlurmCluster, library: Path, name: str) -> dict[str, str
 def test_head_submits_with_pyxis_required(cluster: SlurmCluster, pyxis_library: Path):
     env = _head_side(cluster, pyxis_library, "head-etc")
     # The client loaded the plugin: its options are srun's.
-    assert "--container-image" in run("srun", "--help", env=env).stdout
+    assert "--container-image" in cluster.slurm("srun", "--help", env=env).stdout
 
     jobs = cluster.root / "jobs"
-    submitted = run(
+    submitted = cluster.slurm(
         "sbatch", "--parsable", f"--chdir={jobs}", "--output=/dev/null", "--wrap", "hostname", env=env
     )
     job = submitted.stdout.strip().split(";")[0]
     assert cluster.wait_job_state(job, {"COMPLETED"}, JOB_TIMEOUT)
 
     # The namespaces share the host's UTS name, so each task names its Slurm node.
-    step = run(
+    step = cluster.slurm(
         "srun",
         f"--chdir={jobs}",
         "--nodes=2",
@@ -72,7 +72,7 @@ def test_head_submits_with_pyxis_required(cluster: SlurmCluster, pyxis_library: 
 def test_head_without_the_plugin_cannot_submit(cluster: SlurmCluster):
     """What the head did before it built Pyxis: the required plugin is missing."""
     env = _head_side(cluster, cluster.root / "absent" / "spank_pyxis.so", "head-etc-missing")
-    refused = run(
+    refused = cluster.slurm(
         "sbatch",
         f"--chdir={cluster.root / 'jobs'}",
         "--output=/dev/null",

@@ -12,10 +12,8 @@ import pytest
 from gpucluster import names
 from gpucluster.slurm import conf as slurm_conf
 from tests.integration.cluster import SlurmCluster
-from tests.integration.daemons import DnsServer
 from tests.integration.host import wait_for
 from tests.integration.queries import node_states
-from tests.integration.site_files import SLURMCTLD_PORT
 
 pytestmark = pytest.mark.slurm
 
@@ -187,11 +185,13 @@ def test_node_killed_mid_job_goes_down_and_the_job_completes_on_another(cluster:
 
 def test_explicit_plugstack_include_reaches_configless_nodes(cluster: SlurmCluster):
     """slurmctld serves plugstack.conf, and slurmd follows its explicit include line to the
-    node-local Pyxis file (Slurm 22.05 serves plugstack.conf but not the files it includes:
-    compute and login bootstraps install that file). That file alone names Pyxis, and slurmd
-    loaded it: Pyxis logs its version when slurmd initialises it."""
+    node-local Pyxis file (Slurm 22.05 and 24.11 serve plugstack.conf but not the files it
+    includes: compute and login bootstraps install that file). That file alone names Pyxis,
+    and slurmd loaded it: Pyxis logs its version when slurmd initialises it."""
     name = sorted(cluster.nodes)[0]
     cached = cluster.root / "spool" / name / "conf-cache"
+    served = sorted(path.name for path in cached.iterdir())
+    assert served == ["cgroup.conf", "gres.conf", "plugstack.conf", "slurm.conf"]
     assert (cached / "plugstack.conf").read_text() == cluster.root.joinpath(
         "etc", "plugstack.conf"
     ).read_text()
@@ -205,8 +205,7 @@ def test_node_finds_the_controller_by_its_srv_record(cluster: SlurmCluster):
     zone (the Cluster stack creates it), served here by dnsmasq on the bridge."""
     cfg = cluster.cfg
     zone = names.private_zone(cfg)
-    dns = DnsServer(cluster.root, cluster.teardown, zone, names.controller_host(cfg), SLURMCTLD_PORT)
-    resolv_conf = dns.start()
+    resolv_conf = cluster.dns()
     node = cluster.add_node(*SRV_NODE)
     try:
         node.start(slurm_conf.slurmd_conf_line(cfg, cluster.group), resolv_conf=resolv_conf)
@@ -216,7 +215,10 @@ def test_node_finds_the_controller_by_its_srv_record(cluster: SlurmCluster):
         assert f"query[SRV] _slurmctld._tcp.{zone}" in queries
         assert f"query[A] {names.controller_host(cfg)}" in queries
         job = cluster.submit(
-            f"--nodelist={node.name}", "--gpus-per-node=8", "--cpus-per-task=1", "--output=/dev/null",
+            f"--nodelist={node.name}",
+            "--gpus-per-node=8",
+            "--cpus-per-task=1",
+            "--output=/dev/null",
             script="true\n",
         )
         assert cluster.wait_job_state(job, {"COMPLETED"}, JOB_TIMEOUT)["NodeList"] == node.name
@@ -226,7 +228,6 @@ def test_node_finds_the_controller_by_its_srv_record(cluster: SlurmCluster):
         cluster.slurm("scontrol", "delete", f"NodeName={node.name}", check=False)
 
 
-
 def test_a_job_can_open_only_the_gpus_it_was_given(cluster: SlurmCluster):
     """cgroup.conf ConstrainDevices=yes: a job's device cgroup refuses the GPUs it was not
     given (the fake GPUs are /dev/tty0-7, which root can open outside a job)."""
@@ -234,14 +235,20 @@ def test_a_job_can_open_only_the_gpus_it_was_given(cluster: SlurmCluster):
         pytest.skip(f"device confinement needs the cgroup plugins: {cluster.tracking.why}")
     out = cluster.root / "jobs" / "devices.out"
     job = cluster.submit(
-        "--gpus-per-node=2", "--cpus-per-task=1", f"--output={out}",
+        "--gpus-per-node=2",
+        "--cpus-per-task=1",
+        f"--output={out}",
         script='echo "gpus=$CUDA_VISIBLE_DEVICES"\n'
-        "for n in 0 1 2 7; do if (exec 3</dev/tty$n) 2>/dev/null; then echo \"tty$n open\"; "
+        'for n in 0 1 2 7; do if (exec 3</dev/tty$n) 2>/dev/null; then echo "tty$n open"; '
         'else echo "tty$n refused"; fi; done\n',
     )
     assert cluster.wait_job_state(job, {"COMPLETED"}, JOB_TIMEOUT)
     assert out.read_text().splitlines() == [
-        "gpus=0,1", "tty0 open", "tty1 open", "tty2 refused", "tty7 refused"
+        "gpus=0,1",
+        "tty0 open",
+        "tty1 open",
+        "tty2 refused",
+        "tty7 refused",
     ]
 
 

@@ -19,7 +19,8 @@ import pytest
 from gpucluster.gate.jobs import job_path
 from gpucluster.launch.torchrun import JOB, torchrun_files
 from tests.integration.cluster import SlurmCluster
-from tests.integration.host import run, wait_for
+from tests.integration.host import wait_for
+from tests.integration.prerequisites import unavailable
 
 pytestmark = pytest.mark.slurm
 
@@ -62,9 +63,15 @@ def _missing(*modules: str) -> str | None:
 def require(*modules: str) -> None:
     missing = _missing(*modules)
     if missing == "torch":
-        pytest.skip("torch is not importable here: pip install torch==2.13.0 (the CPU build) into the venv")
+        unavailable(
+            "run the torchrun job",
+            "torch is not importable here: pip install torch==2.13.0 (the CPU build) into the venv",
+        )
     if missing is not None:
-        pytest.skip(f"{missing} is not importable here: the reference trainer is not in this tree")
+        unavailable(
+            "run the torchrun job",
+            f"{missing} is not importable here: the reference trainer is not in this tree",
+        )
 
 
 @pytest.fixture
@@ -93,7 +100,7 @@ def submit(
         "GLOO_SOCKET_IFNAME": NETNS_INTERFACE,
         **env,
     }
-    result = run(
+    result = cluster.slurm(
         "sbatch",
         "--parsable",
         f"--chdir={submit_dir}",

@@ -16,7 +16,6 @@ from gpucluster.efa import efa_count
 from gpucluster.gate.job_output import parse_efa_check_line, parse_pair_line
 from gpucluster.gate.jobs import job_files, job_path
 from tests.integration.cluster import SlurmCluster
-from tests.integration.host import run
 from tests.integration.validation_stubs import (
     NCCL_TESTS,
     write_failing_pingpong,
@@ -71,7 +70,7 @@ def submit(
         "PATH": ":".join([*(str(p) for p in path), str(cluster.root / "bin"), os.environ["PATH"]]),
     }
     env.update(extra_env or {})
-    result = run(
+    result = cluster.slurm(
         "sbatch",
         "--parsable",
         f"--chdir={submit_dir}",
