@@ -31,19 +31,28 @@ report
 """
 
 
-def _efa_check(tmp_path: Path, nodes: str) -> tuple[subprocess.CompletedProcess[str], dict[str, EfaCheck]]:
+def _run_efa_check(
+    tmp_path: Path, tail: str, env: dict[str, str]
+) -> tuple[subprocess.CompletedProcess[str], dict[str, EfaCheck]]:
+    """The default example's efa-check sourced into bash, then `tail` run instead of main;
+    what it printed and its efa-check lines by node."""
     cfg = load_config(REPO / "examples" / "default.yaml")
     script = render_job(cfg, cfg.compute_groups[0], "efa-check")
     result = subprocess.run(
-        ["bash", "-c", f'source /dev/stdin <<<"$0"; {FAKE_EFA_CHECK}', script],
+        ["bash", "-c", f'source /dev/stdin <<<"$0"; {tail}', script],
         capture_output=True,
         text=True,
         check=False,
         cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin", "NODES": nodes},
+        env=env,
+        timeout=120,
     )
     checks = [parse_efa_check_line(line) for line in result.stdout.splitlines()]
     return result, {check.node: check for check in checks if check is not None}
+
+
+def _efa_check(tmp_path: Path, nodes: str) -> tuple[subprocess.CompletedProcess[str], dict[str, EfaCheck]]:
+    return _run_efa_check(tmp_path, FAKE_EFA_CHECK, {"PATH": "/usr/bin:/bin", "NODES": nodes})
 
 
 def test_efa_check_reports_a_node_scontrol_cannot_address_instead_of_exiting_silently(tmp_path: Path) -> None:
@@ -95,29 +104,18 @@ report
 def _pairing(
     tmp_path: Path, nodes: str, fail_servers: str = ""
 ) -> tuple[int, list[str], dict[str, EfaCheck]]:
-    cfg = load_config(REPO / "examples" / "default.yaml")
-    script = render_job(cfg, cfg.compute_groups[0], "efa-check")
     tools = tmp_path / "bin"
     tools.mkdir()
     (tools / "srun").write_text(FAKE_SRUN)
     (tools / "srun").chmod(0o755)
     trace = tmp_path / "trace"
-    result = subprocess.run(
-        ["bash", "-c", f'source /dev/stdin <<<"$0"; {PAIRING}', script],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-        env={
-            "PATH": f"{tools}:/usr/bin:/bin",
-            "NODES": nodes,
-            "TRACE": str(trace),
-            "FAIL_SERVERS": fail_servers,
-        },
-        timeout=120,
-    )
-    checks = [parse_efa_check_line(line) for line in result.stdout.splitlines()]
-    found = {check.node: check for check in checks if check is not None}
+    env = {
+        "PATH": f"{tools}:/usr/bin:/bin",
+        "NODES": nodes,
+        "TRACE": str(trace),
+        "FAIL_SERVERS": fail_servers,
+    }
+    result, found = _run_efa_check(tmp_path, PAIRING, env)
     assert set(found) == set(nodes.split()), result.stdout + result.stderr
     return result.returncode, trace.read_text().splitlines(), found
 
