@@ -28,6 +28,7 @@ ALLOWED_TOOLS = (
     "wc",
     "touch",
     "readlink",
+    "stat",
     "basename",
     "dirname",
     "date",

@@ -19,6 +19,7 @@ from gpucluster.bootstrap.render_files import render_to_dir
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
 from gpucluster.gate.jobs import JOBS_DIR, job_path
+from gpucluster.launch.node_lib import node_lib_files
 from gpucluster.launch.torchrun import JOB, RENDEZVOUS_PORT, SIGNAL_SECONDS, render_torchrun, torchrun_files
 from tests.shellcheck import assert_shellcheck_clean
 
@@ -181,11 +182,25 @@ def _wait_for(what: str, probe: Callable[[], bool]) -> None:
         time.sleep(0.1)
 
 
-def _start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], Path]:
+def _script(tmp_path: Path) -> Path:
+    """The default example's first job, with the node's files (gpu-env.sh, the trainer) under
+    tmp_path/lib as a compute node keeps them under /opt/gpucluster/lib."""
     cfg = load_config(REPO / "examples" / "default.yaml")
+    group = cfg.compute_groups[0]
+    lib_dir = str(tmp_path / "lib")
+    for path, text in node_lib_files(cfg, group, lib_dir).items():
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text)
     script = tmp_path / "torchrun.sbatch"
-    script.write_text(render_torchrun(cfg, cfg.compute_groups[0]))
+    script.write_text(render_torchrun(cfg, group, lib_dir))
+    return script
+
+
+def _start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], Path]:
+    script = _script(tmp_path)
     marks, env = _tools(tmp_path)
+    # The stand-in torchrun on PATH, not an environment the job builds.
+    env["TRAIN_VENV"] = ""
     process = subprocess.Popen(
         ["bash", str(script), *args],
         env=env,
@@ -248,9 +263,7 @@ def test_a_failed_rank_fails_the_job_loudly(tmp_path: Path) -> None:
 
 
 def test_bad_settings_fail_before_anything_starts(tmp_path: Path) -> None:
-    cfg = load_config(REPO / "examples" / "default.yaml")
-    script = tmp_path / "torchrun.sbatch"
-    script.write_text(render_torchrun(cfg, cfg.compute_groups[0]))
+    script = _script(tmp_path)
     marks, env = _tools(tmp_path)
     result = subprocess.run(
         ["bash", str(script)],
@@ -285,9 +298,7 @@ def test_slurm_time_limits_read_as_seconds(limit: str, seconds: int) -> None:
 
 def test_a_limit_inside_the_warning_is_refused_before_anything_starts(tmp_path: Path) -> None:
     # USR1 would come at once and the job would checkpoint and requeue itself for ever.
-    cfg = load_config(REPO / "examples" / "default.yaml")
-    script = tmp_path / "torchrun.sbatch"
-    script.write_text(render_torchrun(cfg, cfg.compute_groups[0]))
+    script = _script(tmp_path)
     marks, env = _tools(tmp_path)
     result = subprocess.run(
         ["bash", str(script)], env={**env, "FAKE_LIMIT": "15:00"}, capture_output=True, text=True, check=False

@@ -28,6 +28,7 @@ from gpucluster.bootstrap.container_runtime import (
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
 from gpucluster.gate import jobs as validation_jobs
+from gpucluster.launch.node_lib import node_lib_files
 from gpucluster.launch.torchrun import torchrun_files
 from gpucluster.rendering import TEMPLATE_ROOT, render
 from gpucluster.slurm import conf as slurm_conf
@@ -121,6 +122,9 @@ BUILD_PACKAGES = ("build-essential", "curl")
 HEAD_PACKAGES = (*BASE_PACKAGES, "python3-boto3", *BUILD_PACKAGES)
 # `nc -z` tells when slurmctld listens, before slurmd or sackd is started.
 NODE_TOOLS = ("netcat-openbsd",)
+# The torchrun job builds its host Python environment with `python3 -m venv`, which Ubuntu
+# ships separately.
+COMPUTE_TOOLS = ("python3-venv",)
 
 # FSx for Lustre guide, "Configuring EFA clients": 8 EFA interfaces on p5/p5e/p5en/p6-b200
 # (16 on p6-b300), 2 on other multi-card instances, 1 on single-card ones; each counts
@@ -199,6 +203,7 @@ def _cluster_conf(
     agent_files: list[str],
     agent_units: list[str],
     job_files: list[str],
+    lib_files: list[str],
 ) -> str:
     fsx = cfg.storage.fsx_lustre
     return render(
@@ -225,6 +230,8 @@ def _cluster_conf(
         agent_files=agent_files,
         agent_units=agent_units,
         job_files=job_files,
+        lib_files=lib_files,
+        image_dir=names.image_dir(cfg),
         compute_node_name=names.COMPUTE_NODE_NAME_FORMAT.format(group="${1}", instance_id="${2}"),
         lifecycle_hook=names.LAUNCH_LIFECYCLE_HOOK,
         bootstrap_log=node_logs.BOOTSTRAP_LOG,
@@ -241,7 +248,7 @@ def _cluster_conf(
         unattended_blacklist=UNATTENDED_BLACKLIST,
         head_packages=HEAD_PACKAGES,
         login_packages=(*BASE_PACKAGES, *NODE_TOOLS, *BUILD_PACKAGES),
-        compute_packages=(*BASE_PACKAGES, *NODE_TOOLS, *BUILD_PACKAGES),
+        compute_packages=(*BASE_PACKAGES, *NODE_TOOLS, *COMPUTE_TOOLS, *BUILD_PACKAGES),
         enroot=enroot_downloads(cfg),
         enroot_dependencies=ENROOT_DEPENDENCIES,
         enroot_hooks=ENROOT_HOOKS,
@@ -272,6 +279,8 @@ def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str,
     agents = head_agents(cfg)
     # The jobs users submit from a login node: validation, then training.
     jobs = {**validation_jobs.job_files(cfg), **torchrun_files(cfg)}
+    # Every group's nodes keep the same paths; gpu-env.sh's content is the group's own.
+    lib = {group.name: node_lib_files(cfg, group) for group in cfg.compute_groups}
     files = {**_static_sources(), **agents.code}
     files["conf/cluster.sh"] = _cluster_conf(
         cfg,
@@ -281,6 +290,7 @@ def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str,
         sorted(agents.installed),
         agents.timers,
         sorted(jobs),
+        sorted(next(iter(lib.values()))),
     )
     files.update(_role_tree("head", {**controller, **agents.installed}))
     files.update(
@@ -299,6 +309,7 @@ def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str,
                         cfg, f"compute group {group.name}", COMPUTE_ENROOT
                     ),
                     **node_slurm,
+                    **lib[group.name],
                 },
             )
         )

@@ -71,6 +71,14 @@ class SoftwareConfig(StrictModel):
         "adbd3d27ba6c00bd7b7cf98cc8811c6ad860427ecd5de59527466b21472c0d93",
         "the nccl-tests v<version> source tarball (GitHub archive of the tag)",
     )
+    torch_version: str = Field(
+        default="2.13.0",
+        description=(
+            "PyTorch release of the training environment the torchrun job builds once per user on "
+            "shared storage when it runs on the host (pip install torch==VERSION: PyPI's Linux build, "
+            "with CUDA); the same release `make test` trains with on CPU."
+        ),
+    )
     training_image: str | None = Field(
         default=None,
         description=(
@@ -111,6 +119,14 @@ class SoftwareConfig(StrictModel):
             raise fail(
                 "ngc_pytorch_tag", f"'{value}' is not an NGC PyTorch release tag; write it like 25.04-py3"
             )
+        return value
+
+    @field_validator("torch_version")
+    @classmethod
+    def _torch_release(cls, value: str) -> str:
+        # Rendered into a pip requirement and a directory name: a release, never a range.
+        if not re.match(r"^\d+\.\d+\.\d+$", value):
+            raise fail("torch_version", f"'{value}' is not a PyTorch release; write it like 2.13.0")
         return value
 
     @field_validator("training_image")

@@ -11,19 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpucluster.config import ClusterConfig
+from gpucluster.launch.gpu_env import EFA_BIN_DIR, LIBRARY_DIRS, NCCL_NET_PLUGIN, OFI_NCCL_DIR, PLUGIN_FILE
+from gpucluster.launch.node_lib import TRAINER_REQUIREMENTS
 from gpucluster.rendering import render
 
 TEMPLATE = "container/Dockerfile.j2"
 NGC_PYTORCH = "nvcr.io/nvidia/pytorch"
 EFA_INSTALLER_URL_BASE = "https://efa-installer.amazonaws.com"
-# Where the EFA installer puts libfabric and the aws-ofi-nccl plugin (as on the DLAMI); on
-# Debian-family images the plugin may sit one level down, under the multiarch directory.
-EFA_DIR = "/opt/amazon/efa"
-OFI_NCCL_DIR = "/opt/amazon/ofi-nccl"
-LIBRARY_DIRS = (f"{OFI_NCCL_DIR}/lib", f"{OFI_NCCL_DIR}/lib/x86_64-linux-gnu", f"{EFA_DIR}/lib")
-# NCCL loads libnccl-net-<NCCL_NET_PLUGIN>.so; the EFA installer names aws-ofi-nccl's
-# libnccl-net-ofi.so in containers.
-NCCL_NET_PLUGIN = "ofi"
+# The user's code: the last layer, and the torchrun job's working directory in this image.
 CODE_DIR = "/workspace/train"
 # nccl-tests for the validation jobs, which look for them here in a container
 # (validation.nccl_tests_dir's container default; gpucluster.gate.jobs). Built against the
@@ -42,10 +37,10 @@ class EfaInstaller:
     version: str
     sha256: str
     url_base: str = EFA_INSTALLER_URL_BASE
-    bin_dir: str = f"{EFA_DIR}/bin"
+    bin_dir: str = EFA_BIN_DIR
     ofi_nccl_dir: str = OFI_NCCL_DIR
     plugin_name: str = NCCL_NET_PLUGIN
-    plugin_file: str = f"libnccl-net-{NCCL_NET_PLUGIN}.so"
+    plugin_file: str = PLUGIN_FILE
 
 
 @dataclass(frozen=True)
@@ -74,6 +69,7 @@ def render_dockerfile(cfg: ClusterConfig) -> str:
         efa=EfaInstaller(software.efa_installer_version, software.efa_installer_sha256),
         nccl_tests=NcclTests(software.nccl_tests_version, software.nccl_tests_sha256),
         library_path=":".join(LIBRARY_DIRS),
+        trainer_requirements=" ".join(TRAINER_REQUIREMENTS),
         code_dir=CODE_DIR,
     )
 

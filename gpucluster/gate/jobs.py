@@ -16,6 +16,7 @@ from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.container.dockerfile import NCCL_TESTS_BUILD_DIR
 from gpucluster.efa import efa_count
 from gpucluster.gate.job_output import EFA_CHECK_PRINTF, EFA_FAIL, EFA_OK, NO_PARTNERS, PAIR_PRINTF
+from gpucluster.launch.gpu_env import NODE_LIB_DIR, gpu_env_path
 from gpucluster.names import SQUASHFS_SUFFIX, image_dir, squashfs_name, training_squashfs
 from gpucluster.rendering import render
 
@@ -35,8 +36,6 @@ DLAMI_CUDA_LINK = "/usr/local/cuda"
 # Where container images keep the nccl-tests binaries: the training image's recipe builds them
 # there, as aws-samples awsome-distributed-training's nccl-tests Dockerfile does.
 CONTAINER_NCCL_TESTS_DIR = NCCL_TESTS_BUILD_DIR
-# On the DLAMI, libfabric and the aws-ofi-nccl plugin the EFA installer puts in /opt/amazon.
-AMI_LIBRARY_DIRS = ("/opt/amazon/efa/lib", "/opt/amazon/ofi-nccl/lib")
 DCGM_DIAG_LEVEL = 2
 
 # Time limits (minutes): every job sets --time, since a job without one gets the partition's
@@ -56,6 +55,9 @@ WAITS = {
     "DCGM_TIMEOUT": 900,
     # Pulling and squashing a 20 GB NGC-based image once.
     "IMPORT_TIMEOUT": 3000,
+    # The torchrun job's Python environment, built once per user: venv, then pip's download of
+    # torch and its CUDA libraries (several GB); also how long a second job waits for the first.
+    "ENV_BUILD_TIMEOUT": 1800,
     "KILL_GRACE": 10,
 }
 # The dcgm-diag job's own line (the gate does not read it): one per node.
@@ -96,7 +98,8 @@ def _printf_format(name: str, value: str) -> str:
     return value
 
 
-def render_job(cfg: ClusterConfig, group: ComputeGroupConfig, job: str) -> str:
+def render_job(cfg: ClusterConfig, group: ComputeGroupConfig, job: str, lib_dir: str = NODE_LIB_DIR) -> str:
+    """`lib_dir`: where the nodes keep gpucluster.launch.node_lib's files (the suite's own)."""
     if job not in JOB_NAMES:
         raise ValueError(f"unknown validation job {job!r}; jobs are {', '.join(JOB_NAMES)}")
     settings = cfg.validation
@@ -122,8 +125,9 @@ def render_job(cfg: ClusterConfig, group: ComputeGroupConfig, job: str) -> str:
         mpi_home=settings.mpi_home,
         dlami_cuda_link=DLAMI_CUDA_LINK,
         container_nccl_tests_dir=CONTAINER_NCCL_TESTS_DIR,
-        ami_library_dirs=":".join(AMI_LIBRARY_DIRS),
         dcgm_level=DCGM_DIAG_LEVEL,
+        lib_dir=lib_dir,
+        gpu_env=gpu_env_path(lib_dir),
     )
 
 
@@ -153,11 +157,11 @@ def render_import_image(cfg: ClusterConfig) -> str:
     )
 
 
-def job_files(cfg: ClusterConfig) -> dict[str, str]:
+def job_files(cfg: ClusterConfig, lib_dir: str = NODE_LIB_DIR) -> dict[str, str]:
     """Every validation job of every compute group and the cluster's import-image job, keyed
     by where a login node installs them."""
     files = {
-        job_path(group.name, job): render_job(cfg, group, job)
+        job_path(group.name, job): render_job(cfg, group, job, lib_dir)
         for group in cfg.compute_groups
         for job in JOB_NAMES
     }

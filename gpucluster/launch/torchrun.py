@@ -10,7 +10,10 @@ reference trainer, `python -m gpucluster.train`.
 from __future__ import annotations
 
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.container.dockerfile import CODE_DIR
 from gpucluster.gate.jobs import TEMPLATE_DIR, WAITS, group_jobs, import_job_path, job_path
+from gpucluster.launch.gpu_env import NODE_LIB_DIR, PLUGIN_FILE, gpu_env_path
+from gpucluster.launch.node_lib import python_requirements, trainer_dir
 from gpucluster.names import training_squashfs
 from gpucluster.rendering import render
 
@@ -23,9 +26,13 @@ RENDEZVOUS_PORT = 29500
 SIGNAL_SECONDS = 600
 # The reference trainer's default length when TRAIN_STEPS is not set.
 DEFAULT_STEPS = 1000
+# The interpreter the host environment is built with: the image's own (Ubuntu's python3 on the
+# Deep Learning AMI, the same on every node).
+DEFAULT_PYTHON = "/usr/bin/python3"
 
 
-def render_torchrun(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
+def render_torchrun(cfg: ClusterConfig, group: ComputeGroupConfig, lib_dir: str = NODE_LIB_DIR) -> str:
+    """`lib_dir`: where the nodes keep gpucluster.launch.node_lib's files (the suite's own)."""
     fsx = cfg.storage.fsx_lustre
     instance = group.instance
     return render(
@@ -44,9 +51,17 @@ def render_torchrun(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
         # The squashfs the import job writes for software.training_image (empty: on the host).
         container_image=training_squashfs(cfg),
         import_job=import_job_path(),
+        lib_dir=lib_dir,
+        gpu_env=gpu_env_path(lib_dir),
+        trainer_dir=trainer_dir(lib_dir),
+        code_dir=CODE_DIR,
+        torch_version=cfg.software.torch_version,
+        requirements=python_requirements(cfg),
+        default_python=DEFAULT_PYTHON,
+        plugin_file=PLUGIN_FILE,
     )
 
 
-def torchrun_files(cfg: ClusterConfig) -> dict[str, str]:
+def torchrun_files(cfg: ClusterConfig, lib_dir: str = NODE_LIB_DIR) -> dict[str, str]:
     """The torchrun job of every compute group, keyed by where a login node installs it."""
-    return {job_path(group.name, JOB): render_torchrun(cfg, group) for group in cfg.compute_groups}
+    return {job_path(group.name, JOB): render_torchrun(cfg, group, lib_dir) for group in cfg.compute_groups}

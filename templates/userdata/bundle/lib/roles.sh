@@ -81,6 +81,14 @@ install_validation_jobs() {
   done
 }
 
+# Read by every user's jobs, written only here.
+install_node_lib_files() {
+  local path
+  for path in "${NODE_LIB_FILES[@]}"; do
+    install_from_bundle "${ROLE_TREE}${path}" "${path}" 0644 || true
+  done
+}
+
 install_agents() {
   local changed=no path unit
   for path in "${AGENT_FILES[@]}"; do
@@ -109,6 +117,7 @@ run_head() {
   step mount_home
   step ensure_lustre_client
   step mount_fsx
+  step open_shared_directories
   step name_head_node
   step build_pyxis
   step prepare_controller_state
@@ -163,6 +172,7 @@ run_compute() {
   step configure_compute_enroot
   step build_pyxis
   step install_node_slurm_files
+  step install_node_lib_files
   step start_fabric_manager
   step install_healthcheck
   step name_compute_node

@@ -60,6 +60,34 @@ mount_fsx() {
     "${FSX_DNS_NAME}@tcp:/${FSX_MOUNT_NAME} ${FSX_MOUNT_POINT} lustre defaults,noatime,flock,_netdev 0 0"
 }
 
+# Users keep their checkpoints and the torchrun job's Python environment under <FSx>/<user>, and
+# every user's import job writes into the image directory. A new file system's root is root's
+# alone (0755): open it and the image directory the way /tmp is, writable by all and sticky, so
+# nobody removes another's files. A mode other than a new root's 0755 is an administrator's
+# choice and is left alone.
+open_shared_directories() {
+  local dir mode
+  for dir in "${FSX_MOUNT_POINT}" "${IMAGE_DIR}"; do
+    if [[ -z "${dir}" ]]; then
+      continue
+    fi
+    if [[ ! -d "${R}${dir}" ]]; then
+      install -d -m 1777 "${R}${dir}"
+      log "created ${dir} (mode 1777)"
+      continue
+    fi
+    mode="$(stat -c '%a %u' "${R}${dir}")"
+    case "${mode}" in
+      "1777 "*) log "${dir} is open to every user (mode 1777)" ;;
+      "755 0")
+        chmod 1777 "${R}${dir}"
+        log "${dir}: mode 1777, writable by every user, sticky"
+        ;;
+      *) log "${dir} keeps its mode and owner (${mode}): set by an administrator" ;;
+    esac
+  done
+}
+
 # The Lustre client for the running kernel. Modules are built per exact kernel and the DLAMI's
 # kernel moves with each release, so the image may lack lustre-client-modules-$(uname -r).
 # The FSx guide ("Installing the Lustre client", Ubuntu) installs it from the FSx Lustre
