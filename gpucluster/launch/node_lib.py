@@ -23,6 +23,10 @@ TRAINER_MODULES = ("__init__.py", "bad_input.py", "train/*.py")
 # What the trainer needs besides torch, pinned: the host environment the torchrun job builds and
 # the training image install exactly this.
 TRAINER_REQUIREMENTS = ("pydantic==2.14.4",)
+# torch's companion in the host environment: torch imports numpy when it is there and warns on
+# every rank when it is not (the trainer saves numpy's RNG state with the others). NGC images
+# bring their own, built with their torch, which the recipe leaves alone.
+HOST_COMPANIONS = ("numpy==2.4.6",)
 
 
 def trainer_dir(lib_dir: str = NODE_LIB_DIR) -> str:
@@ -40,7 +44,7 @@ def trainer_sources() -> dict[str, str]:
 
 def python_requirements(cfg: ClusterConfig) -> tuple[str, ...]:
     """pip requirements of the torchrun job's host environment."""
-    return (f"torch=={cfg.software.torch_version}", *TRAINER_REQUIREMENTS)
+    return (f"torch=={cfg.software.torch_version}", *TRAINER_REQUIREMENTS, *HOST_COMPANIONS)
 
 
 def node_lib_files(

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from gpucluster import names
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.launch.node_lib import node_lib_files
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
 from tests.integration.daemons import DnsServer
@@ -103,6 +104,16 @@ class SlurmCluster:
             )
             self.resolv_conf = server.start()
         return self.resolv_conf
+
+    def install_node_lib(self, cfg: ClusterConfig | None = None) -> str:
+        """gpucluster.launch.node_lib's files (gpu-env.sh, the trainer) where the jobs rendered
+        for the suite look for them, as a compute node keeps them under /opt/gpucluster/lib;
+        the test nodes share this file system. Returns that directory."""
+        lib_dir = self.root / "lib"
+        for path, text in node_lib_files(cfg or self.cfg, self.group, str(lib_dir)).items():
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_text(text)
+        return str(lib_dir)
 
     def add_node(self, index: int, instance_id: str) -> ComputeNode:
         namespace, address = self.network.add_namespace(index)

@@ -79,7 +79,9 @@ def job(cluster: SlurmCluster) -> Path:
     """The group's torchrun job rendered for the session cluster, as a login node installs it."""
     target = cluster.root / "training" / job_path(cluster.group.name, JOB).lstrip("/")
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(torchrun_files(cluster.cfg)[job_path(cluster.group.name, JOB)])
+    target.write_text(
+        torchrun_files(cluster.cfg, cluster.install_node_lib())[job_path(cluster.group.name, JOB)]
+    )
     return target
 
 
@@ -98,6 +100,8 @@ def submit(
         "TRAIN_NPROC_PER_NODE": str(PROCS_PER_NODE),
         "OMP_NUM_THREADS": "1",
         "GLOO_SOCKET_IFNAME": NETNS_INTERFACE,
+        # torchrun and torch from this venv (PATH), not an environment the job builds.
+        "TRAIN_VENV": "",
         **env,
     }
     result = cluster.slurm(

@@ -80,9 +80,10 @@ class Run:
         self.cfg: ClusterConfig = cluster.cfg.model_copy(update={"software": software})
         self.sqsh = Path(training_squashfs(self.cfg))
         self.jobs = self.root / "jobs"
+        lib_dir = cluster.install_node_lib(self.cfg)
         files = {
-            **job_files(self.cfg),
-            **torchrun_files(self.cfg),
+            **job_files(self.cfg, lib_dir),
+            **torchrun_files(self.cfg, lib_dir),
             import_job_path(): render_import_image(self.cfg),
         }
         for path, text in files.items():

@@ -15,9 +15,14 @@ from gpucluster.cli import app
 from gpucluster.efa import efa_count
 from gpucluster.gate.job_output import parse_efa_check_line, parse_pair_line
 from gpucluster.gate.jobs import job_files, job_path
+from gpucluster.launch.gpu_env import LIBRARY_DIRS
+from gpucluster.launch.torchrun import render_torchrun
 from tests.integration.cluster import SlurmCluster
+from tests.integration.test_torchrun_job import finished as finished_torchrun
+from tests.integration.test_torchrun_job import submit as submit_torchrun
 from tests.integration.validation_stubs import (
     NCCL_TESTS,
+    NETWORK_VARIABLES,
     write_failing_pingpong,
     write_one_short_fi_info,
     write_stubs,
@@ -33,7 +38,7 @@ LARGEST = str(16 << 30)
 def jobs(cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The group's jobs rendered for the session cluster, as a login node installs them."""
     where = cluster.root / "validation"
-    for path, text in job_files(cluster.cfg).items():
+    for path, text in job_files(cluster.cfg, cluster.install_node_lib()).items():
         target = where / path.lstrip("/")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
@@ -219,3 +224,60 @@ def test_dcgm_diag_skips_clearly_without_dcgm(cluster, jobs, stubs):
     assert state == "COMPLETED", out
     for node in cluster.nodes:
         assert f"gpucluster-dcgm-diag node={node} result=skip reason=dcgmi is not installed" in out
+
+
+# A torchrun rank's view of the network set-up, as the stand-in nccl-tests record theirs.
+ENV_PROBE = """
+import json, os, sys
+keys = sys.argv[1].split(",")
+with open(os.path.join(os.environ["STUB_ENV_RECORD"], f"torchrun-{os.environ['RANK']}.json"), "w") as out:
+    json.dump({key: os.environ.get(key) for key in keys}, out)
+"""
+
+
+def test_the_gate_and_training_ranks_run_in_one_network_environment(cluster, jobs, stubs):
+    """The nccl-tests ranks (mpirun on the host) and the torchrun job's ranks see the same
+    NCCL_NET, NCCL_NET_PLUGIN and FI_PROVIDER, and the plugin's directories first on
+    LD_LIBRARY_PATH: both come from the node's gpu-env.sh and nowhere else."""
+    pytest.importorskip("torch")
+    record = cluster.root / f"env-record-{os.getpid()}"
+    record.mkdir()
+    job, submit_dir = submit(
+        cluster,
+        jobs["nccl-tests"],
+        "all_reduce_perf",
+        path=[stubs["tools"]],
+        extra_env={
+            "NCCL_TESTS_DIR": str(stubs["nccl"]),
+            "NCCL_TESTS_MPI_HOME": str(stubs["mpi"]),
+            "STUB_ENV_RECORD": str(record),
+        },
+    )
+    state, out = finished(cluster, job, submit_dir)
+    assert state == "COMPLETED", out
+    probe = record / "probe.py"
+    probe.write_text(ENV_PROBE)
+    torchrun = cluster.root / "validation" / job_path(cluster.group.name, "torchrun").lstrip("/")
+    torchrun.write_text(render_torchrun(cluster.cfg, cluster.group, cluster.install_node_lib()))
+    job_id, train_dir = submit_torchrun(
+        cluster,
+        torchrun,
+        "env",
+        str(probe),
+        ",".join(NETWORK_VARIABLES),
+        env={"STUB_ENV_RECORD": str(record)},
+    )
+    info, train_out = finished_torchrun(cluster, job_id, train_dir)
+    assert info["JobState"] == "COMPLETED", train_out
+    seen = {path.name: json.loads(path.read_text()) for path in record.glob("*.json")}
+    nccl = [values for name, values in seen.items() if name.startswith("nccl-")]
+    ranks = [values for name, values in seen.items() if name.startswith("torchrun-")]
+    assert len(nccl) == 2 * cluster.group.instance.gpu_count and len(ranks) == 4, sorted(seen)
+    network = ("NCCL_NET", "NCCL_NET_PLUGIN", "FI_PROVIDER")
+    views = {tuple(values[key] for key in network) for values in nccl + ranks}
+    assert views == {("AWS Libfabric", "ofi", "efa")}, views
+    prefix = ":".join(LIBRARY_DIRS) + ":"
+    assert all(values["LD_LIBRARY_PATH"].startswith(prefix) for values in nccl + ranks), seen
+    # The gate reads the network NCCL_NET made NCCL use.
+    log = (submit_dir / f"nccl-tests-{job}" / "all_reduce_perf.log").read_text()
+    assert "Using network AWS Libfabric" in log

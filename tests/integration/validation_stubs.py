@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 NCCL_TESTS = ("all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "alltoall_perf")
+# What gpu-env.sh sets: each stand-in rank records them under $STUB_ENV_RECORD when set.
+NETWORK_VARIABLES = ("NCCL_NET", "NCCL_NET_PLUGIN", "FI_PROVIDER", "LD_LIBRARY_PATH")
 
 NCCL_TEST = r"""#!{python}
 # Test stand-in for nccl-tests 2.19.6 ({name}). Usage text names [-J,--output_file <file>].
@@ -21,6 +23,7 @@ import json, os, socket, sys
 
 NAME = "{name}"
 EFA_NICS = {efa}
+NETWORK_VARIABLES = {network_variables!r}
 args = sys.argv[1:]
 if "-h" in args:
     print("USAGE: {name} [-b,--minbytes] [-e,--maxbytes] [-f,--stepfactor] [-g,--ngpus]"
@@ -44,7 +47,12 @@ if os.environ.get("NCCL_DEBUG") == "INFO":
     print(f"{{host}}:{{pid}}:{{pid}} [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.16.3")
     print(f"{{host}}:{{pid}}:{{pid}} [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa-direct"
           f" (found {{EFA_NICS}} nics)")
-    print(f"{{host}}:{{pid}}:{{pid}} [0] NCCL INFO Using network Libfabric")
+    print(f"{{host}}:{{pid}}:{{pid}} [0] NCCL INFO Using network {{os.environ.get('NCCL_NET', 'Libfabric')}}")
+# What this rank's NCCL would read of its network set-up (tests/integration/test_validation_jobs.py
+# compares it with the torchrun job's ranks).
+if os.environ.get("STUB_ENV_RECORD"):
+    with open(os.path.join(os.environ["STUB_ENV_RECORD"], f"nccl-{{NAME}}-{{rank}}.json"), "w") as out:
+        json.dump({{key: os.environ.get(key) for key in NETWORK_VARIABLES}}, out)
 if rank != 0:
     sys.exit(0)
 reduce = NAME in ("all_reduce_perf", "reduce_scatter_perf")
@@ -204,7 +212,10 @@ def write_stubs(root: Path, efa_devices: int) -> dict[str, Path]:
     dirs = {"tools": root / "tools", "dcgm": root / "dcgm", "nccl": root / "nccl-tests", "mpi": root / "mpi"}
     python = sys.executable
     for name in NCCL_TESTS:
-        _write(dirs["nccl"] / name, NCCL_TEST.format(python=python, name=name, efa=efa_devices))
+        _write(
+            dirs["nccl"] / name,
+            NCCL_TEST.format(python=python, name=name, efa=efa_devices, network_variables=NETWORK_VARIABLES),
+        )
     _write(dirs["mpi"] / "bin" / "mpirun", MPIRUN)
     _write(dirs["tools"] / "fi_pingpong", FI_PINGPONG.format(python=python))
     _write(dirs["dcgm"] / "dcgmi", DCGMI)

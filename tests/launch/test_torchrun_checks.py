@@ -25,16 +25,23 @@ def run_check(
     script = render_torchrun(cfg, cfg.compute_groups[0], str(tmp_path / "lib"))
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    stubs = {"nvidia-smi": gpus, "fi_info": efa_device}
-    for name, works in stubs.items():
-        (bin_dir / name).write_text(f"#!/bin/bash\nexit {0 if works else 1}\n")
-        (bin_dir / name).chmod(0o755)
+    (bin_dir / "fi_info").write_text(f"#!/bin/bash\nexit {0 if efa_device else 1}\n")
+    (bin_dir / "fi_info").chmod(0o755)
+    devices = tmp_path / "dev"
+    devices.mkdir()
+    if gpus:
+        (devices / "nvidia0").touch()
     plugin_dir = tmp_path / "ofi-nccl" / "lib"
     plugin_dir.mkdir(parents=True)
     if plugin:
         (plugin_dir / PLUGIN_FILE).write_text("")
     return subprocess.run(
-        ["bash", "-c", 'source /dev/stdin <<<"$0"; check_nccl_network node-a', script],
+        [
+            "bash",
+            "-c",
+            f'source /dev/stdin <<<"$0"; GPU_DEVICES="{devices}/nvidia[0-9]*"; check_nccl_network node-a',
+            script,
+        ],
         capture_output=True,
         text=True,
         check=False,
