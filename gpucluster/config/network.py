@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import ipaddress
+from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
-from gpucluster.config.fields import StrictModel, SubnetId, VpcId, fail, fail_at
+from gpucluster.config.fields import StrictModel, SubnetId, VpcId, fail, fail_at, from_text
 
 # Python's is_private also admits loopback and link-local, which a VPC cannot use.
 RFC1918 = tuple(ipaddress.IPv4Network(block) for block in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
@@ -20,7 +21,9 @@ class NetworkConfig(StrictModel):
         default=None,
         description="Private subnet in `availability_zone`; required with `vpc_id`.",
     )
-    cidr: ipaddress.IPv4Network = Field(
+    cidr: Annotated[
+        ipaddress.IPv4Network, *from_text(ipaddress.IPv4Network, "a CIDR block like 10.80.0.0/16")
+    ] = Field(
         default=ipaddress.IPv4Network("10.80.0.0/16"),
         description="CIDR of the created VPC: private (RFC 1918), /16 to /22.",
     )
