@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from gpucluster.cli import app
 from gpucluster.diff import BaselineError, diff_templates, load_templates, print_report
 from tests.diff_stacks import (
+    CLUSTER,
     EXAMPLE,
     FSX,
     REGION,
@@ -116,3 +117,43 @@ def test_diff_loads_the_config_and_the_baseline_once(tmp_path, fake_synth, monke
     # changes no template, is left to `synth`; a user-data overflow names the config.
     assert fake_synth.configs == loaded
     assert fake_synth.options == [{"nag": False, "source": EXAMPLE}]
+
+
+def _renamed(tmp_path: Path, name: str) -> Path:
+    config = tmp_path / f"{name}.yaml"
+    config.write_text(EXAMPLE.read_text().replace("name: demo\n", f"name: {name}\n"))
+    return config
+
+
+def test_a_baseline_of_another_cluster_is_refused_before_synth(tmp_path, fake_synth):
+    # Renaming demo to demo2 makes new stacks: compared, every resource would read as
+    # deleted and re-added, the head node as replaced.
+    baseline = write_cdk_out(tmp_path / "baseline", stacks())
+    result = diff(_renamed(tmp_path, "demo2"), "--baseline", baseline)
+    assert result.exit_code == 2, result.output
+    assert f"error {baseline}: (--baseline): the baseline is cluster demo, the config is demo2; " in (
+        result.output
+    )
+    assert "deleted" not in result.output
+    assert fake_synth.configs == []
+
+
+def test_the_cluster_tag_names_the_baseline_cluster_when_stack_names_do_not(tmp_path, fake_synth):
+    renamed = {"Storage": stacks()[STORAGE], "Nodes": stacks()[CLUSTER]}
+    renamed["Storage"]["Resources"][FSX]["Properties"]["Tags"].append(
+        {"Key": "gpucluster:cluster", "Value": "prod"}
+    )
+    baseline = write_cdk_out(tmp_path / "baseline", renamed)
+    result = diff(EXAMPLE, "--baseline", baseline)
+    assert result.exit_code == 2, result.output
+    assert "(--baseline): the baseline is cluster prod, the config is demo; " in result.output
+
+
+def test_a_baseline_mixing_two_clusters_is_refused(tmp_path, fake_synth):
+    mixed = {**stacks(), "demo2-storage": copy.deepcopy(stacks()[STORAGE])}
+    baseline = write_cdk_out(tmp_path / "baseline", mixed)
+    result = diff(EXAMPLE, "--baseline", baseline)
+    assert result.exit_code == 2, result.output
+    assert (
+        "holds the templates of several clusters (demo, demo2); pass a directory with the " in result.output
+    )

@@ -35,7 +35,7 @@ def diff(
     from gpucluster.diff import diff_templates, print_report, read_baseline
 
     cfg = load_checked(config)
-    before = read_baseline(baseline)
+    before = read_baseline(baseline, cfg.name)
     # Imported once the inputs are known good: loading aws_cdk takes about a second.
     from gpucluster.synth.app import synthesize
 
