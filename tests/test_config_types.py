@@ -136,9 +136,7 @@ def _wrong_type(value: object) -> object:
 
 
 # Every field of the default config with its default values filled in, as YAML would carry them.
-EVERY_FIELD = list(
-    _leaves(ClusterConfig.model_validate(DEFAULT).model_dump(mode="json", exclude={"tags"}))
-)
+EVERY_FIELD = list(_leaves(ClusterConfig.model_validate(DEFAULT).model_dump(mode="json", exclude={"tags"})))
 # The one field where a value of another type is also a valid choice.
 EITHER_TYPE = {("compute_groups", 0, "placement_group")}
 

@@ -21,6 +21,7 @@ from tests.diff_stacks import (
     REGION,
     STORAGE,
     edited,
+    fsx_props,
     lustre,
     stacks,
     write_cdk_out,
@@ -157,3 +158,44 @@ def test_a_baseline_mixing_two_clusters_is_refused(tmp_path, fake_synth):
     assert (
         "holds the templates of several clusters (demo, demo2); pass a directory with the " in result.output
     )
+
+
+def test_diff_refuses_a_change_fsx_cannot_make_with_the_setting_and_the_fix(tmp_path, fake_synth):
+    baseline = write_cdk_out(tmp_path / "baseline", stacks())
+    fake_synth.templates.update(edited(lambda t: fsx_props(t).update(StorageCapacity=2400)))
+    result = diff(EXAMPLE, "--baseline", baseline, "--allow-replace", FSX)
+    assert result.exit_code == 2, result.output
+    assert (
+        f"error {EXAMPLE}: storage.fsx_lustre.storage_gib: FSx for Lustre storage only grows, it cannot "
+        "shrink from 4800 to 2400 GiB; keep the deployed size" in result.output
+    )
+    assert "safe" not in result.output
+
+
+def validate(*args: object):
+    return CliRunner().invoke(app, ["validate", *map(str, args)])
+
+
+def test_validate_with_a_baseline_refuses_what_cannot_deploy_over_it(tmp_path, fake_synth):
+    baseline = write_cdk_out(tmp_path / "baseline", stacks())
+    fake_synth.templates.update(edited(lambda t: lustre(t).update(EfaEnabled=True)))
+    result = validate(EXAMPLE, "--baseline", baseline)
+    assert result.exit_code == 2, result.output
+    assert f"error {EXAMPLE}: storage.fsx_lustre.efa: LustreConfiguration/EfaEnabled false -> true: " in (
+        result.output
+    )
+    # The same config without a baseline is valid: only the deployed file system rules it out.
+    assert validate(EXAMPLE).exit_code == 0
+
+
+def test_validate_with_a_baseline_passes_an_in_place_change_and_warns_of_data_at_risk(tmp_path, fake_synth):
+    baseline = write_cdk_out(tmp_path / "baseline", stacks())
+    fake_synth.templates.update(edited(lambda t: fsx_props(t).update(StorageCapacity=9600)))
+    result = validate(EXAMPLE, "--baseline", baseline)
+    assert result.exit_code == 0, result.output
+    assert f"deployable over {baseline}" in result.output
+    fake_synth.templates.update(edited(lambda t: t[STORAGE]["Resources"].pop(FSX)))
+    result = validate(EXAMPLE, "--baseline", baseline)
+    assert result.exit_code == 0, result.output
+    assert "1 resource(s) holding data, or the head node, would be replaced or deleted" in result.output
+    assert validate(_renamed(tmp_path, "demo2"), "--baseline", baseline).exit_code == 2
