@@ -68,3 +68,19 @@ class NetworkConfig(StrictModel):
                 "(subnet_id a private subnet in availability_zone), or neither to create one",
             )
         return self
+
+
+def subnet_cidrs(vpc: ipaddress.IPv4Network) -> tuple[ipaddress.IPv4Network, ipaddress.IPv4Network]:
+    """(public, nodes) of a created VPC: a /+6 for the NAT gateway, half the VPC for the
+    nodes, file systems and mount target (subnet_addresses counts what they take).
+    Allocated as ec2.Vpc does: in order, each at the next free address aligned to its own
+    size. The network stack (constructs_lib/cluster_network.py) lays them out from here."""
+    allocated = []
+    next_free = int(vpc.network_address)
+    for prefix in (vpc.prefixlen + 6, vpc.prefixlen + 1):
+        size = 2 ** (32 - prefix)
+        start = -(-next_free // size) * size
+        allocated.append(ipaddress.IPv4Network((start, prefix)))
+        next_free = start + size
+    public, nodes = allocated
+    return public, nodes
