@@ -19,6 +19,7 @@ from constructs import Construct
 
 from constructs_lib.cfn import Resource, resource
 from gpucluster.config import ClusterConfig
+from gpucluster.config.network import subnet_cidrs
 
 ANYWHERE = "0.0.0.0/0"
 FLOW_LOG_RETENTION_DAYS = 30
@@ -32,21 +33,6 @@ TAG_KEYS = ("Name", SUBNET_NAME_TAG, SUBNET_TYPE_TAG)
 @dataclass(frozen=True)
 class ClusterNetworkProps:
     cfg: ClusterConfig
-
-
-def subnet_cidrs(vpc: ipaddress.IPv4Network) -> tuple[ipaddress.IPv4Network, ipaddress.IPv4Network]:
-    """(public, nodes): a /+6 for the NAT gateway, half the VPC for nodes (a p5 takes 33
-    addresses). Allocated as ec2.Vpc does: in order, each at the next free address
-    aligned to its own size."""
-    allocated = []
-    next_free = int(vpc.network_address)
-    for prefix in (vpc.prefixlen + 6, vpc.prefixlen + 1):
-        size = 2 ** (32 - prefix)
-        start = -(-next_free // size) * size
-        allocated.append(ipaddress.IPv4Network((start, prefix)))
-        next_free = start + size
-    public, nodes = allocated
-    return public, nodes
 
 
 @dataclass(frozen=True)

@@ -41,12 +41,13 @@ LAUNCH_LIFECYCLE_HOOK = "gpucluster-launch"
 HEAD_NODE_ID = "HeadNode"
 
 
+# A cluster's stacks are named `<cluster name>-<role>`; `gpucluster diff` reads a
+# baseline's cluster from them.
+STACK_ROLES = ("network", "storage", "cluster")
+
+
 def stack_names(cfg: ClusterConfig) -> dict[str, str]:
-    return {
-        "network": f"{cfg.name}-network",
-        "storage": f"{cfg.name}-storage",
-        "cluster": f"{cfg.name}-cluster",
-    }
+    return {role: f"{cfg.name}-{role}" for role in STACK_ROLES}
 
 
 def parameter_prefix(cfg: ClusterConfig) -> str:

@@ -15,11 +15,13 @@ from typer.testing import CliRunner
 from gpucluster.cli import app
 from gpucluster.diff import BaselineError, diff_templates, load_templates, print_report
 from tests.diff_stacks import (
+    CLUSTER,
     EXAMPLE,
     FSX,
     REGION,
     STORAGE,
     edited,
+    fsx_props,
     lustre,
     stacks,
     write_cdk_out,
@@ -116,3 +118,84 @@ def test_diff_loads_the_config_and_the_baseline_once(tmp_path, fake_synth, monke
     # changes no template, is left to `synth`; a user-data overflow names the config.
     assert fake_synth.configs == loaded
     assert fake_synth.options == [{"nag": False, "source": EXAMPLE}]
+
+
+def _renamed(tmp_path: Path, name: str) -> Path:
+    config = tmp_path / f"{name}.yaml"
+    config.write_text(EXAMPLE.read_text().replace("name: demo\n", f"name: {name}\n"))
+    return config
+
+
+def test_a_baseline_of_another_cluster_is_refused_before_synth(tmp_path, fake_synth):
+    # Renaming demo to demo2 makes new stacks: compared, every resource would read as
+    # deleted and re-added, the head node as replaced.
+    baseline = write_cdk_out(tmp_path / "baseline", stacks())
+    result = diff(_renamed(tmp_path, "demo2"), "--baseline", baseline)
+    assert result.exit_code == 2, result.output
+    assert f"error {baseline}: (--baseline): the baseline is cluster demo, the config is demo2; " in (
+        result.output
+    )
+    assert "deleted" not in result.output
+    assert fake_synth.configs == []
+
+
+def test_the_cluster_tag_names_the_baseline_cluster_when_stack_names_do_not(tmp_path, fake_synth):
+    renamed = {"Storage": stacks()[STORAGE], "Nodes": stacks()[CLUSTER]}
+    renamed["Storage"]["Resources"][FSX]["Properties"]["Tags"].append(
+        {"Key": "gpucluster:cluster", "Value": "prod"}
+    )
+    baseline = write_cdk_out(tmp_path / "baseline", renamed)
+    result = diff(EXAMPLE, "--baseline", baseline)
+    assert result.exit_code == 2, result.output
+    assert "(--baseline): the baseline is cluster prod, the config is demo; " in result.output
+
+
+def test_a_baseline_mixing_two_clusters_is_refused(tmp_path, fake_synth):
+    mixed = {**stacks(), "demo2-storage": copy.deepcopy(stacks()[STORAGE])}
+    baseline = write_cdk_out(tmp_path / "baseline", mixed)
+    result = diff(EXAMPLE, "--baseline", baseline)
+    assert result.exit_code == 2, result.output
+    assert (
+        "holds the templates of several clusters (demo, demo2); pass a directory with the " in result.output
+    )
+
+
+def test_diff_refuses_a_change_fsx_cannot_make_with_the_setting_and_the_fix(tmp_path, fake_synth):
+    baseline = write_cdk_out(tmp_path / "baseline", stacks())
+    fake_synth.templates.update(edited(lambda t: fsx_props(t).update(StorageCapacity=2400)))
+    result = diff(EXAMPLE, "--baseline", baseline, "--allow-replace", FSX)
+    assert result.exit_code == 2, result.output
+    assert (
+        f"error {EXAMPLE}: storage.fsx_lustre.storage_gib: FSx for Lustre storage only grows, it cannot "
+        "shrink from 4800 to 2400 GiB; keep the deployed size" in result.output
+    )
+    assert "safe" not in result.output
+
+
+def validate(*args: object):
+    return CliRunner().invoke(app, ["validate", *map(str, args)])
+
+
+def test_validate_with_a_baseline_refuses_what_cannot_deploy_over_it(tmp_path, fake_synth):
+    baseline = write_cdk_out(tmp_path / "baseline", stacks())
+    fake_synth.templates.update(edited(lambda t: lustre(t).update(EfaEnabled=True)))
+    result = validate(EXAMPLE, "--baseline", baseline)
+    assert result.exit_code == 2, result.output
+    assert f"error {EXAMPLE}: storage.fsx_lustre.efa: LustreConfiguration/EfaEnabled false -> true: " in (
+        result.output
+    )
+    # The same config without a baseline is valid: only the deployed file system rules it out.
+    assert validate(EXAMPLE).exit_code == 0
+
+
+def test_validate_with_a_baseline_passes_an_in_place_change_and_warns_of_data_at_risk(tmp_path, fake_synth):
+    baseline = write_cdk_out(tmp_path / "baseline", stacks())
+    fake_synth.templates.update(edited(lambda t: fsx_props(t).update(StorageCapacity=9600)))
+    result = validate(EXAMPLE, "--baseline", baseline)
+    assert result.exit_code == 0, result.output
+    assert f"deployable over {baseline}" in result.output
+    fake_synth.templates.update(edited(lambda t: t[STORAGE]["Resources"].pop(FSX)))
+    result = validate(EXAMPLE, "--baseline", baseline)
+    assert result.exit_code == 0, result.output
+    assert "1 resource(s) holding data, or the head node, would be replaced or deleted" in result.output
+    assert validate(_renamed(tmp_path, "demo2"), "--baseline", baseline).exit_code == 2

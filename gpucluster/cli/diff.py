@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from gpucluster.bad_input import BadInput
 from gpucluster.cli.root import ConfigArg, app, load_checked
 from gpucluster.cli.runner import VerbCommand
 
@@ -29,20 +30,14 @@ def diff(
         ),
     ] = None,
 ) -> None:
-    """Offline template diff; exit 1 when a stateful resource would be replaced or deleted."""
-    import tempfile
-
-    from gpucluster.diff import diff_templates, print_report, read_baseline
+    """Offline template diff; exit 1 when a stateful resource would be replaced or deleted,
+    2 when a change cannot be deployed at all (a file system that would shrink)."""
+    from gpucluster.diff import against_baseline, print_report
 
     cfg = load_checked(config)
-    before = read_baseline(baseline)
-    # Imported once the inputs are known good: loading aws_cdk takes about a second.
-    from gpucluster.synth.app import synthesize
-
-    with tempfile.TemporaryDirectory(prefix="gpucluster-diff-") as outdir:
-        # cdk-nag only reports and never changes a template: `synth` is where it runs.
-        after = dict(synthesize(cfg, Path(outdir), nag=False, source=config).templates)
-    report = diff_templates(before, after, set(allow_replace or ()), region=cfg.region)
+    report = against_baseline(cfg, config, baseline, frozenset(allow_replace or ()))
     # soft_wrap: each finding stays on one line in a CI log (tables size themselves).
     print_report(report, Console(soft_wrap=True))
+    if report.refusals:
+        raise BadInput.from_problems(config, [refusal.problem_line() for refusal in report.refusals])
     raise typer.Exit(report.exit_code)

@@ -8,10 +8,12 @@ from typing import Annotated, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from gpucluster.config import capacity_block_rules
-from gpucluster.config.fields import ReservationId, StrictModel, fail, fail_at
+from gpucluster.config.fields import ReservationId, StrictModel, fail, fail_at, from_text
 
 CAPACITY_BLOCK_SIZES = (1, 2, 4, 8, 16, 32, 64)
 CAPACITY_BLOCK_END_UTC = time(11, 30)
+# YAML reads an unquoted ISO 8601 time as a timestamp; a quoted one stays text and is read too.
+Timestamp = Annotated[datetime, *from_text(datetime, "a date and time like 2026-12-01T11:30:00Z")]
 
 
 class OnDemandCapacity(StrictModel):
@@ -26,8 +28,8 @@ class OdcrCapacity(StrictModel):
 class CapacityBlockCapacity(StrictModel):
     type: Literal["capacity-block"]
     reservation_id: ReservationId
-    start: datetime = Field(description="Block start (UTC, ISO 8601), as EC2 reports it.")
-    end: datetime = Field(description="Block end (UTC, ISO 8601); blocks end at 11:30 UTC.")
+    start: Timestamp = Field(description="Block start (UTC, ISO 8601), as EC2 reports it.")
+    end: Timestamp = Field(description="Block end (UTC, ISO 8601); blocks end at 11:30 UTC.")
 
     @field_validator("start", "end")
     @classmethod

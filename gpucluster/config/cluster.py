@@ -7,6 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
+from gpucluster.config import subnet_addresses
 from gpucluster.config.fields import StrictModel, fail, fail_at, matching
 from gpucluster.config.image import ImageConfig
 from gpucluster.config.network import NetworkConfig
@@ -106,6 +107,9 @@ class ClusterConfig(StrictModel):
                         "storage.fsx_lustre.efa",
                         f"EFA-enabled FSx needs EFA clients, but group {group.name} has efa: false",
                     )
+        problem = subnet_addresses.created_subnet_problem(self)
+        if problem:
+            raise fail_at("network.cidr", problem)
         if self.software.training_image and not self.software.image_dir and fsx is None:
             # The imported squashfs must sit where every node reads it.
             raise fail_at(

@@ -1,13 +1,21 @@
 """What every config section is built from: the strict base model, the error helpers and
-the constrained strings (instance types, AWS ids, checksums); `matching` makes one."""
+the constrained strings (instance types, AWS ids, checksums); `matching` makes one.
+
+Types are strict everywhere (`StrictModel`): YAML already gives numbers, booleans and
+text their own types, so a boolean is never read as a number (`count: true` would be 1)
+and text is never read as a boolean (`efa: "yes"`). Only values YAML has no type for,
+CIDR blocks, and timestamps a user may quote, are read from text (`from_text`).
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Strict
 from pydantic_core import PydanticCustomError
+
+from gpucluster.config.type_errors import given
 
 
 def fail(kind: str, message: str, at: str | None = None) -> PydanticCustomError:
@@ -20,10 +28,27 @@ def fail_at(field: str, message: str) -> PydanticCustomError:
     return fail("invalid", message, at=field)
 
 
-class StrictModel(BaseModel):
-    """Unknown keys are errors: a typo must not silently fall back to a default."""
+STRICT_CONFIG = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True, strict=True)
 
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+class StrictModel(BaseModel):
+    """Unknown keys are errors: a typo must not silently fall back to a default. Values keep
+    the type YAML gave them: no boolean becomes a number, no text a boolean or a number."""
+
+    model_config = STRICT_CONFIG
+
+
+def from_text(kind: type, expected: str) -> tuple[BeforeValidator, Strict]:
+    """Annotations for a field of `kind` that YAML delivers as text (a CIDR block, a quoted
+    timestamp): text or a `kind` is read as in lax mode; a number or a boolean, which lax mode
+    would also turn into a `kind` (`cidr: 10` is 0.0.0.10/32), is refused as `expected`."""
+
+    def only_text(value: Any) -> Any:
+        if isinstance(value, str | kind):
+            return value
+        raise fail(f"{kind.__name__.lower()}_type", f"must be {expected}, not {given(value)}")
+
+    return BeforeValidator(only_text), Strict(False)
 
 
 def matching(pattern: str, kind: str, message: str) -> AfterValidator:

@@ -17,6 +17,12 @@ Sources (checked Dec 2026):
   https://docs.aws.amazon.com/fsx/latest/LustreGuide/increase-storage-capacity.html
   (multiples of 38400 / 19200 / 9600 / 4800 GiB for 125 / 250 / 500 / 1000 MB/s/TiB);
   EfaEnabled is PERSISTENT_2 only (CreateFileSystemLustreConfiguration).
+- Growth: FSx API reference, UpdateFileSystem StorageCapacity,
+  https://docs.aws.amazon.com/fsx/latest/APIReference/API_UpdateFileSystem.html
+  ("For SCRATCH_2, PERSISTENT_1, and PERSISTENT_2 SSD deployment types, valid values are in
+  multiples of 2400 GiB. The value must be greater than the current storage capacity." and
+  "For SCRATCH_1 file systems, you can't increase the storage capacity."); EFA-enabled
+  increments as for creation (user guide, "Increasing storage capacity" above).
 - Metadata IOPS: FSx API reference, CreateFileSystemLustreMetadataConfiguration.Iops,
   https://docs.aws.amazon.com/fsx/latest/APIReference/API_CreateFileSystemLustreMetadataConfiguration.html
   ("For SSD file systems, valid values are 1500, 3000, 6000, 12000, and multiples of 12000
@@ -199,6 +205,23 @@ def metadata_iops_problem(iops: int) -> str | None:
         f"{iops} is not a metadata IOPS value FSx accepts; use {', '.join(map(str, rule.first))} or a "
         f"multiple of {rule.step} up to {rule.maximum} (nearest: {nearest}), or null for automatic"
     )
+
+
+def growth_step(deployment_type: str, throughput_per_tib: int | None, efa: bool) -> int | None:
+    """The increment storage grows by in place (UpdateFileSystem), or None where it cannot grow:
+    SCRATCH_1, or a type this table does not know."""
+    if deployment_type == "SCRATCH_1":
+        return None
+    rules = efa_rules() if efa else tuple(r for r in CAPACITY_RULES if not r.efa)
+    rule = next(
+        (
+            r
+            for r in rules
+            if r.deployment_type == deployment_type and (not efa or throughput_per_tib in r.throughputs)
+        ),
+        None,
+    )
+    return rule.step_gib if rule else None
 
 
 def efa_capacity_problem(storage_gib: int, throughput_per_tib: int | None) -> str | None:

@@ -14,6 +14,7 @@ from pydantic_core import ErrorDetails
 
 from gpucluster.bad_input import BadInput
 from gpucluster.config import CapacityBlockCapacity, ClusterConfig, OdcrCapacity, OnDemandCapacity
+from gpucluster.config.type_errors import describe_type_error
 from gpucluster.config.yaml_input import MAX_BYTES, YamlInputError, bounded, decode, printable, read_yaml
 
 # Pydantic puts the discriminator tag of `capacity` into error locations.
@@ -41,6 +42,9 @@ def _describe(error: ErrorDetails) -> str:
     message = error["msg"]
     if kind == "missing":
         return "is required but missing; add it"
+    typed = describe_type_error(error)
+    if typed:
+        return typed
     if kind == "extra_forbidden":
         return "is not a known setting; check the spelling (see `gpucluster schema`)"
     if kind == "union_tag_invalid":

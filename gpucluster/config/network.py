@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import ipaddress
+from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
-from gpucluster.config.fields import StrictModel, SubnetId, VpcId, fail, fail_at
+from gpucluster.config.fields import StrictModel, SubnetId, VpcId, fail, fail_at, from_text
 
 # Python's is_private also admits loopback and link-local, which a VPC cannot use.
 RFC1918 = tuple(ipaddress.IPv4Network(block) for block in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
@@ -20,7 +21,9 @@ class NetworkConfig(StrictModel):
         default=None,
         description="Private subnet in `availability_zone`; required with `vpc_id`.",
     )
-    cidr: ipaddress.IPv4Network = Field(
+    cidr: Annotated[
+        ipaddress.IPv4Network, *from_text(ipaddress.IPv4Network, "a CIDR block like 10.80.0.0/16")
+    ] = Field(
         default=ipaddress.IPv4Network("10.80.0.0/16"),
         description="CIDR of the created VPC: private (RFC 1918), /16 to /22.",
     )
@@ -65,3 +68,19 @@ class NetworkConfig(StrictModel):
                 "(subnet_id a private subnet in availability_zone), or neither to create one",
             )
         return self
+
+
+def subnet_cidrs(vpc: ipaddress.IPv4Network) -> tuple[ipaddress.IPv4Network, ipaddress.IPv4Network]:
+    """(public, nodes) of a created VPC: a /+6 for the NAT gateway, half the VPC for the
+    nodes, file systems and mount target (subnet_addresses counts what they take).
+    Allocated as ec2.Vpc does: in order, each at the next free address aligned to its own
+    size. The network stack (constructs_lib/cluster_network.py) lays them out from here."""
+    allocated = []
+    next_free = int(vpc.network_address)
+    for prefix in (vpc.prefixlen + 6, vpc.prefixlen + 1):
+        size = 2 ** (32 - prefix)
+        start = -(-next_free // size) * size
+        allocated.append(ipaddress.IPv4Network((start, prefix)))
+        next_free = start + size
+    public, nodes = allocated
+    return public, nodes

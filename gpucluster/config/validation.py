@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 from pydantic_core import PydanticCustomError
+
+from gpucluster.config.fields import STRICT_CONFIG
 
 _PATH = re.compile(r"^/[A-Za-z0-9._/-]*$")
 # Enroot/Pyxis image references: [USER@][REGISTRY#]IMAGE[:TAG|@DIGEST].
@@ -22,7 +24,7 @@ class ValidationConfig(BaseModel):
     thresholds `gpucluster gate --config` judges their logs by. NCCL_TESTS_DIR,
     NCCL_TESTS_CONTAINER and NCCL_TESTS_MPI_HOME override the first three at sbatch time."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+    model_config = STRICT_CONFIG
 
     nccl_tests_dir: str | None = Field(
         default=None,

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gpucluster.diff.resource_schemas import DOCUMENTED_REPLACEMENTS, stateful_types, update_rules
+from gpucluster.diff.property_rules import documented_replacements
+from gpucluster.diff.resource_schemas import stateful_types, update_rules
 from gpucluster.diff.template_values import MISSING, changed_paths, property_name, value_at
 from gpucluster.names import HEAD_NODE_ID
 
@@ -59,7 +60,7 @@ def assess(before: dict[str, Any], after: dict[str, Any], region: str) -> Assess
     # A resource without a Type (a hand-edited baseline) has no schema: its update rules are unknown.
     resource_type: str = new_type or ""
     rules = update_rules(resource_type, region)
-    documented = DOCUMENTED_REPLACEMENTS.get(resource_type, {})
+    documented = documented_replacements(resource_type)
     for pointer in rules.create_only:
         if value_at(old_props, pointer) != value_at(new_props, pointer):
             source = " (CloudFormation docs)" if pointer in documented else ""

@@ -8,13 +8,16 @@ replaced resource, or to an attribute that moves on an in-place update (a launch
 template's LatestVersionNumber), is replaced with it. The guard fails when a resource
 that holds data, or the head node (a separate class: no data is lost, but running jobs
 pause while the controller restarts), would be replaced or deleted, unless the user
-allowed that logical ID.
+allowed that logical ID; it refuses a resource updated in place in a way its service
+cannot apply (property_rules: a file system that would shrink, EFA turned on), since that
+deploy fails and rolls back whatever is allowed.
 """
 
 from __future__ import annotations
 
-from gpucluster.diff.classify import assess, is_head_node, is_stateful
+from gpucluster.diff.classify import Assessment, assess, is_head_node, is_stateful
 from gpucluster.diff.normalize import normalize_template
+from gpucluster.diff.property_rules import Refusal, refusals
 from gpucluster.diff.replacements import StackState, follow_replacements
 from gpucluster.diff.report import ChangeKind, DiffReport, ResourceChange, StackDiff
 from gpucluster.diff.template_values import Template
@@ -34,6 +37,15 @@ def _stack_state(name: str, baseline: Template | None, current: Template | None,
     }
     replaced = {logical_id for logical_id, a in assessments.items() if a.replaced_by}
     return StackState(name, before, after, assessments, replaced)
+
+
+def _refused(logical_id: str, a: Assessment) -> tuple[Refusal, ...]:
+    """What the service refuses of an in-place update; a replacement is a new resource,
+    to which the limits on changing an existing one do not apply."""
+    if a.replaced_by:
+        return ()
+    before, after = a.before.get("Properties", {}), a.after.get("Properties", {})
+    return tuple(refusals(logical_id, a.after.get("Type", ""), before, after))
 
 
 def _stack_diff(state: StackState, allow: frozenset[str]) -> StackDiff:
@@ -81,6 +93,7 @@ def _stack_diff(state: StackState, allow: frozenset[str]) -> StackDiff:
                 may_replace=tuple(a.may_replace),
                 allowed=allowed(logical_id),
                 head_node=is_head_node(logical_id, a.before) or is_head_node(logical_id, a.after),
+                refusals=_refused(logical_id, a),
             )
         )
     order = list(ChangeKind)

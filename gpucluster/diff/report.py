@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from gpucluster.diff.property_rules import Refusal
+
 # Retained and removed, these lose nothing the cluster reads back: logs are only written.
 # Other data-holding types (file systems, the munge secret) are detached from the cluster.
 ARCHIVE_TYPES = frozenset({"AWS::Logs::LogGroup"})
@@ -34,6 +36,8 @@ class ResourceChange:
     may_replace: tuple[str, ...] = ()
     allowed: bool = False
     head_node: bool = False
+    # Updated in place, but in a way the service refuses (property_rules): the deploy fails.
+    refusals: tuple[Refusal, ...] = ()
 
     @property
     def endangers_data(self) -> bool:
@@ -83,7 +87,15 @@ class DiffReport:
         return tuple(c for c in self.changes if c.blocks)
 
     @property
+    def refusals(self) -> tuple[Refusal, ...]:
+        return tuple(r for c in self.changes for r in c.refusals)
+
+    @property
     def exit_code(self) -> int:
+        """2 when the update cannot deploy at all (bad input: no allowance helps), 1 when it
+        would lose data or replace the head node, else 0."""
+        if self.refusals:
+            return 2
         return 1 if self.blocking else 0
 
     def change(self, stack: str, logical_id: str) -> ResourceChange | None:

@@ -3,7 +3,11 @@
 A change to a `createOnlyProperties` pointer replaces the resource; a change to a
 `conditionalCreateOnlyProperties` pointer may replace it (CloudFormation decides at
 deploy time, e.g. an instance type change on an instance-store instance). Which types
-hold data also comes from cfn-lint (its StatefulResources list), not from us.
+hold data also comes from cfn-lint (its StatefulResources list), not from us. The
+published schema of AWS::FSx::FileSystem lists only top-level create-only properties, yet
+the CloudFormation Template Reference documents nested ones as "Update requires:
+Replacement" (a deployment-type edit would silently destroy the file system): those are
+added from property_rules (REPLACES), each with the page that documents it.
 """
 
 from __future__ import annotations
@@ -14,27 +18,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-# The published registry schema of AWS::FSx::FileSystem (the one cfn-lint ships, and
-# the CloudformationSchema.zip it is built from) lists only top-level create-only
-# properties, yet the CloudFormation Template Reference documents these nested ones as
-# "Update requires: Replacement". Missing them would let a deployment-type edit
-# silently destroy the file system, so they are added to what the schema says, each
-# with the page that documents it. Remove an entry once cfn-lint's schema carries it
-# (tests/test_diff_schemas.py fails when that happens).
-DOCUMENTED_REPLACEMENTS: dict[str, dict[str, str]] = {
-    "AWS::FSx::FileSystem": {
-        "/properties/LustreConfiguration/DeploymentType": (
-            "https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/"
-            "aws-properties-fsx-filesystem-lustreconfiguration.html"
-            "#cfn-fsx-filesystem-lustreconfiguration-deploymenttype"
-        ),
-        "/properties/LustreConfiguration/CopyTagsToBackups": (
-            "https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/"
-            "aws-properties-fsx-filesystem-lustreconfiguration.html"
-            "#cfn-fsx-filesystem-lustreconfiguration-copytagstobackups"
-        ),
-    },
-}
+from gpucluster.diff.property_rules import documented_replacements
 
 
 class SchemaUnavailable(RuntimeError):
@@ -77,7 +61,7 @@ def resource_schema(resource_type: str, region: str) -> dict[str, Any] | None:
 def update_rules(resource_type: str, region: str = "us-east-1") -> UpdateRules:
     """Update behaviour of `resource_type`; `known` is False when no schema describes it."""
     schema = resource_schema(resource_type, region)
-    documented = tuple(DOCUMENTED_REPLACEMENTS.get(resource_type, {}))
+    documented = tuple(documented_replacements(resource_type))
     if schema is None:
         return UpdateRules(resource_type, documented, (), known=False)
     create_only = tuple(schema.get("createOnlyProperties", ()))

@@ -19,7 +19,7 @@ _MAX_PATHS = 6
 
 
 def _explain(change: ResourceChange) -> str:
-    lines: list[str] = []
+    lines = [f"cannot be applied: {refusal.problem}" for refusal in change.refusals]
     if change.replaced_by:
         lines.append("replaced because: " + "; ".join(change.replaced_by))
     if change.may_replace:
@@ -33,6 +33,8 @@ def _explain(change: ResourceChange) -> str:
 
 
 def _data_note(change: ResourceChange) -> str:
+    if change.refusals:
+        return "[bold red]CANNOT UPDATE[/]"
     if change.kind == ChangeKind.RETAINED:
         # Not "at risk": the data survives, but the cluster no longer uses it.
         state = "[bold red]detached[/]" if change.blocks else "allowed" if change.allowed else ""

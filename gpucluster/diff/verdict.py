@@ -32,8 +32,14 @@ def findings(report: DiffReport) -> list[str]:
 
 
 def verdict(report: DiffReport) -> list[str]:
-    """The closing lines: "safe" only when nothing guarded goes; an allowed change is named
-    as what it is (the allowance lets CI pass, it does not keep the data or the controller)."""
+    """The closing lines: "safe" only when nothing guarded goes and everything can deploy;
+    an allowed change is named as what it is (the allowance lets CI pass, it does not keep
+    the data or the controller)."""
+    if report.refusals:
+        return [
+            f"[bold red]not deployable: {len(report.refusals)} change(s) that CloudFormation would "
+            "try in place and the service refuses; the stack update would fail and roll back[/]"
+        ]
     if report.blocking:
         return []
     allowed = [c for c in report.changes if c.guarded and c.allowed]

@@ -10,6 +10,7 @@ from gpucluster.ami.pin import describe_image, resolve_parameter
 from gpucluster.aws.clients import Clients
 from gpucluster.aws.errors import aws_call
 from gpucluster.config import ClusterConfig
+from gpucluster.config.subnet_addresses import addresses_needed, prefix_for
 from gpucluster.preflight.result import Result, failed, passed
 
 # The synthesized templates' CheckBootstrapVersion rule refuses older bootstrap stacks.
@@ -179,8 +180,7 @@ def network(clients: Clients, cfg: ClusterConfig) -> list[Result]:
     with aws_call("ec2:DescribeSubnets", cfg.region):
         subnets = clients.get("ec2", cfg.region).describe_subnets(SubnetIds=[net.subnet_id])["Subnets"]
     subnet = subnets[0]
-    # One primary address per node; EFA-only interfaces take none.
-    needed = sum(_all_types(cfg).values())
+    needs = addresses_needed(cfg)
     problems = []
     if subnet["VpcId"] != net.vpc_id:
         problems.append((f"{net.subnet_id} is in {subnet['VpcId']}, not {net.vpc_id}", "fix network.vpc_id"))
@@ -192,10 +192,21 @@ def network(clients: Clients, cfg: ClusterConfig) -> list[Result]:
             )
         )
     free = int(subnet.get("AvailableIpAddressCount", 0))
-    if free < needed:
+    if free < needs.total:
         problems.append(
-            (f"{net.subnet_id} has {free} free addresses, the nodes need {needed}", "use a larger subnet")
+            (
+                f"{net.subnet_id} ({subnet.get('CidrBlock', '?')}) has {free} free addresses, the cluster "
+                f"needs {needs.total}: {needs.breakdown()}",
+                f"use a subnet with {needs.total} free addresses (a /{prefix_for(needs.total)} or larger "
+                "holds them), or free addresses in this one",
+            )
         )
     if problems:
         return [failed("network", what, fix) for what, fix in problems]
-    return [passed("network", f"{net.subnet_id} in {cfg.availability_zone}, {free} free addresses")]
+    return [
+        passed(
+            "network",
+            f"{net.subnet_id} ({subnet.get('CidrBlock', '?')}) in {cfg.availability_zone}: {free} free "
+            f"addresses, the cluster needs {needs.total}",
+        )
+    ]

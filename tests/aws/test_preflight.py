@@ -131,6 +131,39 @@ def test_an_existing_subnet_in_another_az_fails(tmp_path: Path, aws: Aws) -> Non
     assert f"{subnet['SubnetId']} is in us-east-2b, not us-east-2a" in result.stdout
 
 
+def _existing_subnet(tmp_path: Path, cidr: str, login_nodes: int) -> tuple[Path, str]:
+    ec2 = boto3.client("ec2", region_name=REGION)
+    vpc = ec2.create_vpc(CidrBlock="10.1.0.0/16")["Vpc"]["VpcId"]
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock=cidr, AvailabilityZone="us-east-2a")["Subnet"]["SubnetId"]
+    config = tmp_path / "existing.yaml"
+    text = EXAMPLE.read_text().replace("  vpc_id: null", f"  vpc_id: {vpc}\n  subnet_id: {subnet}")
+    config.write_text(text.replace("login_nodes:\n  count: 1", f"login_nodes:\n  count: {login_nodes}"))
+    return config, subnet
+
+
+def test_an_existing_subnet_must_hold_every_address_the_cluster_takes(tmp_path: Path, aws: Aws) -> None:
+    # A /28 has 11 free addresses. The example takes 11: head 2, login 1, 2 p5 nodes (their
+    # 32 efa-only interfaces take none), FSx 5, EFS 1. Three login nodes make it 13.
+    account_ready()
+    aws.reservation()
+    aws.quota()
+    config, subnet = _existing_subnet(tmp_path, "10.1.0.0/28", login_nodes=1)
+    result = run(config)
+    assert result.exit_code == 0, result.output
+    assert "11 free addresses, the cluster needs 11" in rows(result.stdout)["network"]
+    config, subnet = _existing_subnet(tmp_path, "10.1.1.0/28", login_nodes=3)
+    result = run(config)
+    assert result.exit_code == 1, result.output
+    network = rows(result.stdout)["network"]
+    assert network.startswith("FAIL")
+    assert (
+        f"{subnet} (10.1.1.0/28) has 11 free addresses, the cluster needs 13: head 2 (the new one "
+        "starts before the old one stops), login 3, group gpu 2 (2 nodes x 1), FSx 5 (estimate), "
+        "EFS mount target 1"
+    ) in network
+    assert "use a subnet with 13 free addresses (a /27 or larger holds them)" in network
+
+
 def test_instance_type_offerings_are_read_to_the_last_page(aws: Aws) -> None:
     account_ready()
     aws.ec2_stubbed.add("describe_instance_type_offerings")
