@@ -24,7 +24,7 @@ from gpucluster.launch.node_lib import python_requirements
 from gpucluster.launch.torchrun import JOB, render_torchrun
 from tests.integration.cluster import SlurmCluster
 from tests.integration.prerequisites import unavailable
-from tests.integration.test_torchrun_job import DONE, NETNS_INTERFACE, NODE_CPUS, PROCS_PER_NODE
+from tests.integration.test_torchrun_job import DONE, launcher_env, sbatch
 
 pytestmark = pytest.mark.slurm
 
@@ -74,10 +74,8 @@ def wheelhouse(slurm_cluster: SlurmCluster) -> Path:
 
 
 def _submit(cluster: SlurmCluster, script: Path, submit_dir: Path, wheelhouse: Path) -> str:
-    submit_dir.mkdir(parents=True)
     env = {
-        **cluster.env,
-        "PATH": f"{cluster.root / 'bin'}:{os.environ['PATH']}",
+        **launcher_env(cluster),
         "HOME": str(cluster.root / "home" / "root"),
         "USER": "root",
         "TRAIN_PYTHON": str(_python()),
@@ -86,20 +84,8 @@ def _submit(cluster: SlurmCluster, script: Path, submit_dir: Path, wheelhouse: P
         "PIP_FIND_LINKS": str(wheelhouse),
         "PIP_NO_CACHE_DIR": "1",
         "TRAIN_STEPS": str(STEPS),
-        "TRAIN_NPROC_PER_NODE": str(PROCS_PER_NODE),
-        "OMP_NUM_THREADS": "1",
-        "GLOO_SOCKET_IFNAME": NETNS_INTERFACE,
     }
-    result = cluster.slurm(
-        "sbatch",
-        "--parsable",
-        f"--chdir={submit_dir}",
-        "--ntasks-per-node=1",
-        f"--cpus-per-task={NODE_CPUS}",
-        str(script),
-        env=env,
-    )
-    return result.stdout.strip().split(";")[0]
+    return sbatch(cluster, script, submit_dir, env=env)
 
 
 def _output(cluster: SlurmCluster, job_id: str, submit_dir: Path) -> tuple[dict[str, str], str]:

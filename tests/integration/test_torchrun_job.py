@@ -85,25 +85,22 @@ def job(cluster: SlurmCluster) -> Path:
     return target
 
 
-def submit(
-    cluster: SlurmCluster, script: Path, name: str, *args: str, env: dict[str, str]
-) -> tuple[str, Path]:
-    """sbatch SCRIPT as a user would; the command line (over the #SBATCH lines) sizes the
-    launcher to the 2-CPU test nodes, as tests/integration/test_validation_jobs.py does."""
-    submit_dir = cluster.root / "submit" / f"{name}-{os.getpid()}"
-    submit_dir.mkdir(parents=True)
-    venv_bin = str(Path(sys.executable).parent)
-    full_env = {
+def launcher_env(cluster: SlurmCluster) -> dict[str, str]:
+    """What every torchrun job here runs with: 2 processes per 2-CPU node, one thread each,
+    gloo on the namespaces' interface."""
+    return {
         **cluster.env,
-        # torchrun and the trainer come from this venv on every node (one file system here).
-        "PATH": ":".join([venv_bin, str(cluster.root / "bin"), os.environ["PATH"]]),
+        "PATH": ":".join([str(cluster.root / "bin"), os.environ["PATH"]]),
         "TRAIN_NPROC_PER_NODE": str(PROCS_PER_NODE),
         "OMP_NUM_THREADS": "1",
         "GLOO_SOCKET_IFNAME": NETNS_INTERFACE,
-        # torchrun and torch from this venv (PATH), not an environment the job builds.
-        "TRAIN_VENV": "",
-        **env,
     }
+
+
+def sbatch(cluster: SlurmCluster, script: Path, submit_dir: Path, *args: str, env: dict[str, str]) -> str:
+    """sbatch SCRIPT as a user would; the command line (over the #SBATCH lines) sizes the
+    launcher to the 2-CPU test nodes, as tests/integration/test_validation_jobs.py does."""
+    submit_dir.mkdir(parents=True)
     result = cluster.slurm(
         "sbatch",
         "--parsable",
@@ -112,9 +109,25 @@ def submit(
         f"--cpus-per-task={NODE_CPUS}",
         str(script),
         *args,
-        env=full_env,
+        env=env,
     )
-    return result.stdout.strip().split(";")[0], submit_dir
+    return result.stdout.strip().split(";")[0]
+
+
+def submit(
+    cluster: SlurmCluster, script: Path, name: str, *args: str, env: dict[str, str]
+) -> tuple[str, Path]:
+    submit_dir = cluster.root / "submit" / f"{name}-{os.getpid()}"
+    base = launcher_env(cluster)
+    full_env = {
+        **base,
+        # torchrun and the trainer come from this venv on every node (one file system here),
+        # not from an environment the job builds.
+        "PATH": f"{Path(sys.executable).parent}:{base['PATH']}",
+        "TRAIN_VENV": "",
+        **env,
+    }
+    return sbatch(cluster, script, submit_dir, *args, env=full_env), submit_dir
 
 
 def finished(cluster: SlurmCluster, job_id: str, submit_dir: Path) -> tuple[dict[str, str], str]:
