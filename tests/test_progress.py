@@ -29,6 +29,18 @@ def test_gate_shows_its_parse_on_a_terminal_and_nothing_extra_when_piped(tmp_pat
     assert terminal.stdout == pipe.stdout and pipe.stdout.splitlines()[-1] == "GO"
 
 
+def test_scan_shows_the_files_it_reads_on_a_terminal_and_nothing_extra_when_piped(tmp_path: Path) -> None:
+    for index in range(3):
+        (tmp_path / f"part-{index}.sh").write_text("#!/bin/bash\necho ok\n" * 1000)
+    args = [*GPUCLUSTER, "scan", str(tmp_path)]
+    terminal, pipe = on_terminal(args), piped(args)
+    assert terminal.code == pipe.code == 0, terminal.stdout + terminal.stderr
+    assert "scan: 3 files" in terminal.stderr and "100%" in terminal.stderr
+    assert pipe.stderr == ""
+    assert terminal.stdout == pipe.stdout
+    assert pipe.stdout.startswith("no key material or passwords in")
+
+
 def test_synth_shows_a_spinner_on_a_terminal(tmp_path: Path) -> None:
     config = next(path for path in EXAMPLES if path.stem == "default")
     terminal = on_terminal([*GPUCLUSTER, "synth", str(config), "-o", str(tmp_path / "out")])
