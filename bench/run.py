@@ -1,4 +1,5 @@
-"""`make bench`: synth time and template size for the default example and a 1024-GPU-node config.
+"""`make bench`: synth time and template size for the default example and a 1024-GPU-node config,
+and the gate's parse speed on a large log (bench/gate_parse.py: figures only, no check).
 
 Each synth runs in a fresh Python process, timed from outside, because that is what a
 user waits for (`gpucluster synth`, `cdk synth`): interpreter, jsii/Node start-up and
@@ -189,6 +190,9 @@ def report(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="synths per config (median is reported)")
+    parser.add_argument("--gate-mb", type=int, default=250, help="size of the gate's log in MB")
+    parser.add_argument("--gate-runs", type=int, default=3, help="gate parses (median is reported)")
+    parser.add_argument("--only", choices=("synth", "gate"), help="run one of the two benchmarks")
     parser.add_argument("--child", nargs=2, metavar=("CONFIG", "OUTDIR"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -196,6 +200,13 @@ def main() -> int:
         return 0
 
     console = Console()
+    if args.only != "synth":
+        from bench.gate_parse import time_gate_parse
+
+        with tempfile.TemporaryDirectory(prefix="gpucluster-bench-") as scratch:
+            time_gate_parse(console, Path(scratch), args.gate_mb, args.gate_runs)
+    if args.only == "gate":
+        return 0
     from bench.large_config import large_config
     from gpucluster.config import ClusterConfig
 

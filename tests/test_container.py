@@ -5,6 +5,7 @@ before it runs, and no variable that forces legacy NCCL/EFA behaviour."""
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -171,3 +172,25 @@ def test_nccl_tests_are_built_from_a_verified_tarball_where_the_gate_looks(examp
     assert "MPI_HOME=/opt/hpcx/ompi" in commands[make]
     assert commands[make + 1] == f"test -x {CONTAINER_NCCL_TESTS_DIR}/all_reduce_perf"
     assert CONTAINER_NCCL_TESTS_DIR == "/opt/nccl-tests/build"
+
+
+def test_the_build_hint_pastes_whole_from_the_code_directory(tmp_path: Path, monkeypatch) -> None:
+    # A relative -o with a space, in a path long enough that an 80-column console would wrap it.
+    work = tmp_path / ("a-long-directory-name-" * 3) / "work"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    result = render_cli("--config", str(EXAMPLES[0]), "-o", "my image")
+    assert result.exit_code == 0, result.output
+    [hint] = [line for line in result.output.splitlines() if "docker build" in line]
+    dockerfile = work / "my image" / "Dockerfile"
+    assert len(hint) > 80
+    # Pasted after `cd` into the code's directory: absolute, quoted, on one line.
+    assert shlex.split(hint) == ["docker", "build", "-f", str(dockerfile), "-t", "train:v1", "."]
+    assert f"wrote {dockerfile}" in result.output.splitlines()
+    assert dockerfile.is_file()
+
+
+def test_the_dockerfile_header_builds_with_f() -> None:
+    header = [line for line in render_dockerfile(load_config(EXAMPLES[0])).splitlines() if "build" in line]
+    [command] = [line for line in header if "docker build" in line]
+    assert "docker build -f /path/to/Dockerfile -t train:v1 ." in command

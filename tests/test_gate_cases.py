@@ -405,3 +405,16 @@ def test_a_report_path_that_is_a_file_exits_2_before_any_verdict(tmp_path):
     assert result.exit_code == 2
     assert "is a file, not a directory" in result.output
     assert "GO" not in result.output and "all_reduce_perf" not in result.output
+
+
+def test_without_device_lines_nccl_node_count_shows_a_host_that_named_no_network(tmp_path):
+    # No `#  Rank` lines to name the hosts; NCCL's `nNodes 2` says two nodes ran.
+    lines = text_log(Spec()).splitlines()
+    kept = [line for line in lines if not line.startswith(("#  Rank", "gpu-2:"))]
+    path = write(tmp_path, "all_reduce.log", "\n".join(kept) + "\n")
+    (verdict,) = judge_log(path, Context(load_catalog().get(P5), 0.8, None))
+    assert verdict.run is not None and verdict.run.hosts == ()
+    assert codes(verdict) == {"transport-unknown"}
+    assert "transport unknown on 1 of 2 nodes: NCCL INFO lines name the network of 1 (gpu-1)" in (
+        verdict.reasons[0].text
+    )

@@ -180,3 +180,29 @@ def test_config_group_gives_the_instance_type():
     )
     assert by_config.exit_code == 1
     assert "62.66" in by_config.output  # 0.8 x 78.33 GB/s published for p4de
+
+
+# Two-host logs with NCCL INFO lines, a floor each passes, and the host whose lines are dropped.
+TWO_HOSTS = [
+    ("g4dn.metal-2node-allreduce-eksblueprints-example-readme.txt", 3.0, "test-nccl-efa-worker-1"),
+    ("p4d-2node-allreduce-awsefaeks-readme.txt", 40.0, "nccl-tests-efa-16-worker-1"),
+]
+
+
+@pytest.mark.parametrize(("name", "floor", "host"), TWO_HOSTS, ids=[case[0] for case in TWO_HOSTS])
+def test_a_host_that_never_showed_its_network_is_no_go(tmp_path, name, floor, host):
+    assert judged(name, min_busbw=floor).go
+    lines = fixture(name).read_text().splitlines(keepends=True)
+    kept = [line for line in lines if not ("NCCL INFO" in line and f"{host}:" in line)]
+    assert len(kept) < len(lines) and any(f"on {host} " in line for line in kept)  # its Rank lines stay
+    log = tmp_path / name
+    log.write_text("".join(kept))
+    [verdict] = judge_log(log, Context(None, DEFAULT_MIN_FRACTION, floor))
+    assert codes(verdict) == {"transport-unknown"}
+    [reason] = verdict.reasons
+    assert f"transport unknown on {host}:" in reason.text and "1 of 2 hosts did" in reason.text
+    assert "NCCL_DEBUG=INFO" in reason.text and not reason.node_fault
+    result = CliRunner().invoke(app, ["gate", str(log), "--min-busbw", str(floor)])
+    assert result.exit_code == 1, result.output
+    assert f"transport unknown on {host}" in result.output
+    assert result.output.splitlines()[-1] == "NO-GO (1 of 1 runs)"

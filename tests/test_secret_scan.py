@@ -17,7 +17,9 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
-from gpucluster.scan.secrets import FindingKind, run_scan, scan_bytes, scan_path
+from gpucluster.scan.files import Scan, scan_bytes, scan_path
+from gpucluster.scan.rules import FindingKind
+from gpucluster.scan.secrets import run_scan
 
 ACCESS_KEY_ID = "AKIA" + "IOSFODNN7EXAMPLE"
 SESSION_KEY_ID = "ASIA" + "Q3EGUMAXXEXAMPLE"
@@ -52,7 +54,7 @@ def template(resources: dict, parameters: dict | None = None) -> bytes:
 @pytest.mark.parametrize("kind", ["ec", "openssh"])
 def test_pem_private_keys_are_found(kind):
     text = "#!/bin/bash\ncat > /root/.ssh/id <<'EOF'\n" + pem_private_key(kind) + "EOF\n"
-    findings = scan_bytes("userdata.sh", text.encode())
+    findings = scan_bytes("userdata.sh", text.encode()).findings
     assert kinds(findings) == [FindingKind.PRIVATE_KEY]
     assert findings[0].line == 3
     assert "PRIVATE KEY" in findings[0].detail
@@ -65,7 +67,7 @@ def test_aws_credentials_are_found_without_echoing_them():
         f"aws_secret_access_key = {SECRET_ACCESS_KEY}\n"
         f"export AWS_ACCESS_KEY_ID={SESSION_KEY_ID}\n"
     )
-    findings = scan_bytes("credentials", text.encode())
+    findings = scan_bytes("credentials", text.encode()).findings
     assert sorted((f.line, f.kind) for f in findings) == [
         (2, FindingKind.AWS_ACCESS_KEY_ID),
         (3, FindingKind.AWS_SECRET_ACCESS_KEY),
@@ -78,13 +80,13 @@ def test_aws_credentials_are_found_without_echoing_them():
 def test_base64_munge_key_is_found():
     blob = base64.b64encode(os.urandom(1024)).decode()
     text = f"#!/bin/bash\necho '{blob}' | base64 -d > /etc/munge/munge.key\n"
-    findings = scan_bytes("head.sh", text.encode())
+    findings = scan_bytes("head.sh", text.encode()).findings
     assert kinds(findings) == [FindingKind.KEY_BLOB]
     assert "1024" in findings[0].detail
 
 
 def test_a_file_named_munge_key_is_found_whatever_it_holds():
-    assert kinds(scan_bytes("etc/munge/munge.key", os.urandom(128))) == [FindingKind.KEY_BLOB]
+    assert kinds(scan_bytes("etc/munge/munge.key", os.urandom(128)).findings) == [FindingKind.KEY_BLOB]
 
 
 @pytest.mark.parametrize(
@@ -96,7 +98,7 @@ def test_a_file_named_munge_key_is_found_whatever_it_holds():
     ],
 )
 def test_literal_passwords_in_rendered_files_are_found(text):
-    assert kinds(scan_bytes("rendered.conf", text.encode())) == [FindingKind.LITERAL_PASSWORD]
+    assert kinds(scan_bytes("rendered.conf", text.encode()).findings) == [FindingKind.LITERAL_PASSWORD]
 
 
 def test_literal_passwords_in_cloudformation_are_found():
@@ -123,7 +125,7 @@ def test_literal_passwords_in_cloudformation_are_found():
         },
     }
     parameters = {"DbPassword": {"Type": "String", "NoEcho": True, "Default": "changeme"}}
-    findings = scan_bytes("demo-storage.template.json", template(resources, parameters))
+    findings = scan_bytes("demo-storage.template.json", template(resources, parameters)).findings
     details = sorted(f.detail.split(" ")[0] for f in findings)
     assert details == [
         "Parameters/DbPassword",
@@ -151,7 +153,7 @@ def test_archives_are_opened(tmp_path):
     with zipfile.ZipFile(packed, "w") as archive:
         archive.writestr("index.py", f"KEY = '{ACCESS_KEY_ID}'\n")
     (tmp_path / "asset.def.zip").write_bytes(packed.getvalue())
-    findings = scan_path(tmp_path)
+    findings = scan_path(tmp_path).findings
     assert sorted((f.file.removeprefix(tmp_path.as_posix() + "/"), f.kind) for f in findings) == [
         ("asset.abc/bundle.tar.gz!bin/bootstrap.sh", FindingKind.PRIVATE_KEY),
         ("asset.def.zip!index.py", FindingKind.AWS_ACCESS_KEY_ID),
@@ -194,7 +196,7 @@ def test_references_and_generated_secrets_are_not_findings():
         },
     }
     parameters = {"DbPassword": {"Type": "String", "NoEcho": True}}
-    assert scan_bytes("demo-storage.template.json", template(resources, parameters)) == []
+    assert scan_bytes("demo-storage.template.json", template(resources, parameters)).findings == []
 
 
 def test_rendered_look_alikes_are_not_findings():
@@ -215,22 +217,26 @@ def test_rendered_look_alikes_are_not_findings():
             "secret_access_key: ${AWS_SECRET_ACCESS_KEY}",
         ]
     )
-    assert scan_bytes("bootstrap.sh", text.encode()) == []
+    assert scan_bytes("bootstrap.sh", text.encode()).findings == []
 
 
 def test_template_password_keys_are_left_to_the_structural_scan():
     # The text rule would flag `"Password": {` shapes; templates get the structural one only.
     resources = {"R": {"Type": "AWS::X::Y", "Properties": {"Password": {"Ref": "P"}}}}
-    assert scan_bytes("a.template.json", template(resources)) == []
-    assert kinds(scan_bytes("notes.txt", b"Password = letmein\n")) == [FindingKind.LITERAL_PASSWORD]
+    assert scan_bytes("a.template.json", template(resources)).findings == []
+    assert kinds(scan_bytes("notes.txt", b"Password = letmein\n").findings) == [FindingKind.LITERAL_PASSWORD]
 
 
-def test_an_archive_that_cannot_be_opened_is_a_finding_and_still_read_as_text():
-    findings = scan_bytes("broken.tar.gz", f"not gzip {ACCESS_KEY_ID}".encode())
-    assert kinds(findings) == [FindingKind.UNREADABLE_ARCHIVE, FindingKind.AWS_ACCESS_KEY_ID]
+def test_an_archive_that_cannot_be_opened_is_unchecked_not_a_secret_and_still_read_as_text():
+    scan = scan_bytes("broken.tar.gz", f"not gzip {ACCESS_KEY_ID}".encode())
+    assert kinds(scan.findings) == [FindingKind.AWS_ACCESS_KEY_ID]
+    [broken] = scan.unchecked
+    assert broken.file == "broken.tar.gz"
+    assert broken.problem.startswith("could not be opened as an archive (")
+    assert "rebuild the archive" in broken.fix
 
 
-def test_a_truncated_archive_fails_the_scan(tmp_path):
+def test_a_truncated_archive_fails_the_scan_with_its_own_fix_not_as_a_secret(tmp_path, capsys):
     packed = io.BytesIO()
     with tarfile.open(fileobj=packed, mode="w:gz") as archive:
         member = tarfile.TarInfo("bin/bootstrap.sh")
@@ -240,7 +246,12 @@ def test_a_truncated_archive_fails_the_scan(tmp_path):
     cut = tmp_path / "bundle.tar.gz"
     cut.write_bytes(packed.getvalue()[: len(packed.getvalue()) // 2])
     assert run_scan([tmp_path]) == 1
-    assert kinds(scan_path(tmp_path))[0] == FindingKind.UNREADABLE_ARCHIVE
+    out = capsys.readouterr().out
+    assert f"{cut.as_posix()}: could not be opened as an archive (" in out
+    assert "so its members were not checked" in out and "rebuild the archive" in out
+    assert "secrets found" not in out and "rotate" not in out
+    assert "1 path(s) could not be checked" in out
+    assert scan_path(tmp_path).findings == []
 
 
 def test_run_scan_exit_codes(tmp_path, capsys):
@@ -262,4 +273,4 @@ def test_synthesized_examples_and_their_bundles_hold_no_secrets(synthesized):
     for name, result in synthesized.items():
         bundles = list(result.outdir.glob("asset.*.tar.gz"))
         assert bundles, f"{name}: the bootstrap bundle is not in cdk.out, so the scan would miss it"
-        assert scan_path(result.outdir) == [], name
+        assert scan_path(result.outdir) == Scan(), name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -31,5 +32,12 @@ def render(
     from gpucluster.container.dockerfile import write_dockerfile
 
     with writing_into(output, "--output"):
-        path = write_dockerfile(cfg, output)
-    out.print(f"wrote {path}; build it from your code's directory: docker build -f {path} .")
+        path = write_dockerfile(cfg, output).resolve()
+    # Absolute, because the build runs from the code's directory; quoted, and never wrapped
+    # (soft_wrap), so the command line pastes whole.
+    for line in (
+        f"wrote {path}",
+        "build the image from your training code's directory (the build context):",
+        f"    docker build -f {shlex.quote(str(path))} -t train:v1 .",
+    ):
+        out.print(line, soft_wrap=True, markup=False, highlight=False)

@@ -10,6 +10,7 @@ import typer
 from gpucluster.bad_input import output_dir
 from gpucluster.cli.root import ConfigArg, app, err, load_checked, out
 from gpucluster.cli.runner import VerbCommand
+from gpucluster.progress import working
 from gpucluster.tables import print_table
 
 DEFAULT_SYNTH_DIR = Path("cdk.out")
@@ -37,7 +38,8 @@ def synth(
     from gpucluster.synth.summary import cluster_summary
 
     try:
-        result = synthesize(cfg, output, nag=nag, source=config)
+        with working(f"synth: {config}"):
+            result = synthesize(cfg, output, nag=nag, source=config)
     except RuntimeError as exc:
         err.print(f"[red]synth failed[/red]: {exc}", highlight=False, soft_wrap=True)
         report = Path(output) / "validation-report.json"

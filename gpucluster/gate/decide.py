@@ -19,6 +19,7 @@ from gpucluster.gate.thresholds import (
     published,
     published_node_counts,
 )
+from gpucluster.gate.transport import judge_transport
 
 
 class Reason(Frozen):
@@ -145,50 +146,6 @@ class _Judge:
             self.notes.append("rank count not shown in the log")
         return nodes, True
 
-    def transport(self) -> None:
-        run = self.run
-        if not run.networks:
-            how = (
-                "the -J JSON holds no NCCL INFO lines; judge the text log of the same run"
-                if run.kind == "json"
-                else "no NCCL INFO line names the network; run with NCCL_DEBUG=INFO"
-            )
-            self.add("transport-unknown", f"transport unknown: {how}", node_fault=False)
-            return
-        other = [seen for seen in run.networks if seen.kind != "efa"]
-        if other and not self.context.efa_expected:
-            shown = ", ".join(f"{seen.host}: {seen.detail}" for seen in other)
-            self.notes.append(f"the group runs without EFA (efa: false); NCCL uses {shown}")
-            return
-        if other:
-            shown = ", ".join(f"{seen.host}: {seen.detail} (line {seen.line})" for seen in other)
-            self.add(
-                "transport-not-efa",
-                f"NCCL does not use EFA on {shown}; check the aws-ofi-nccl plugin is on "
-                "LD_LIBRARY_PATH and the EFA security group",
-                node_fault=True,
-                nodes=tuple(seen.host for seen in other),
-            )
-        self._nics()
-
-    def _nics(self) -> None:
-        efa = [seen for seen in self.run.networks if seen.kind == "efa"]
-        instance = self.context.instance
-        counted = [seen for seen in efa if seen.efa_nics is not None]
-        if efa and not counted:
-            self.notes.append("aws-ofi-nccl did not print its EFA NIC count ('found N nics'): not checked")
-        if instance is None or not instance.efa_supported:
-            return
-        short = [seen for seen in counted if (seen.efa_nics or 0) < instance.max_efa_interfaces]
-        if short:
-            shown = ", ".join(f"{seen.host}: {seen.efa_nics} (line {seen.line})" for seen in short)
-            self.add(
-                "efa-nics",
-                f"fewer EFA NICs than the {instance.max_efa_interfaces} a {instance.name} has: {shown}",
-                node_fault=True,
-                nodes=tuple(seen.host for seen in short),
-            )
-
     def bandwidth(self, nodes: int | None) -> tuple[Peak | None, Threshold | None]:
         run = self.run
         if run.collective is None:
@@ -278,7 +235,7 @@ def decide_run(run: NcclRun, context: Context) -> Verdict:
     judge = _Judge(run, context)
     judge.results()
     nodes, networked = judge.scale()
-    judge.transport()
+    judge_transport(run, context.instance, context.efa_expected, judge.add, judge.notes)
     peak, threshold = judge.bandwidth(nodes.value if nodes else None) if networked else (None, None)
     return Verdict(
         label=run.label,

@@ -41,6 +41,7 @@ def network_kind(name: str) -> NetworkKind:
 
 @dataclass
 class _Host:
+    # Its `Using network` line, else the first of its lines that said anything below.
     line: int
     network: str | None = None
     provider: str | None = None
@@ -60,32 +61,44 @@ class NcclInfo:
 
     def feed(self, number: int, line: str) -> bool:
         """Take what `line` says; True when it was one of NCCL's own lines."""
-        version = _VERSION.search(line)
+        # Each pattern is searched only where its words are: a log of hundreds of MB is
+        # mostly INFO lines that say none of these things (bench/run.py measures it).
+        version = _VERSION.search(line) if "NCCL version" in line else None
         if version and self.version is None:
             self.version = version.group(1)
         if "NCCL INFO" not in line and "NCCL WARN" not in line:
             return version is not None
-        prefix = _PREFIX.match(line)
-        host = self._host(prefix.group(1) if prefix else UNKNOWN_HOST, number)
         self._ranks(line)
-        if using := _USING_NETWORK.search(line):
+        using = _USING_NETWORK.search(line) if "Using network" in line else None
+        provider = _PROVIDER.search(line) if "Selected" in line else None
+        nics = _NICS.search(line) if "nic" in line else None
+        socket = "NET/Socket" in line and _SOCKET.search(line) is not None
+        if not (using or provider or nics or socket):
+            return True
+        host = self._host(line, number)
+        if using:
             host.network = using.group(1)
             host.line = number
-        if provider := _PROVIDER.search(line):
+        if provider:
             host.provider, host.fabric = provider.group(1), provider.group(2)
-        if nics := _NICS.search(line):
+        if nics:
             host.nics = int(nics.group(1))
-        if _SOCKET.search(line) and host.socket_line is None:
+        if socket and host.socket_line is None:
             host.socket_line = number
         return True
 
-    def _host(self, name: str, number: int) -> _Host:
-        return self._hosts.setdefault(name, _Host(line=number))
+    def _host(self, line: str, number: int) -> _Host:
+        prefix = _PREFIX.match(line)
+        name = prefix.group(1) if prefix else UNKNOWN_HOST
+        host = self._hosts.get(name)
+        if host is None:
+            host = self._hosts[name] = _Host(line=number)
+        return host
 
     def _ranks(self, line: str) -> None:
-        if (ranks := _NRANKS.search(line)) and self.nranks is None:
+        if self.nranks is None and "anks " in line and (ranks := _NRANKS.search(line)):
             self.nranks = int(ranks.group(1))
-        if (nodes := _NNODES.search(line)) and self.nnodes is None:
+        if self.nnodes is None and "nNodes " in line and (nodes := _NNODES.search(line)):
             self.nnodes = int(nodes.group(1))
 
     def networks(self) -> tuple[NetworkSeen, ...]:

@@ -16,6 +16,7 @@ from gpucluster.gate.lines import read_text
 from gpucluster.gate.pairs import attribute
 from gpucluster.gate.report import GateResult, drain_lines, json_report, markdown, reason_lines, summary_table
 from gpucluster.gate.thresholds import DEFAULT_MIN_FRACTION
+from gpucluster.progress import progress
 from gpucluster.tables import print_table
 
 EXIT_GO = 0
@@ -93,7 +94,8 @@ def judge_log(path: Path, context: Context) -> list[Verdict]:
         return [decide_run(parse_json(source, text), context)]
     from gpucluster.gate.text_log import parse_text
 
-    runs, checks = parse_text(source, text)
+    with progress(f"gate: reading {path.name}", text.count("\n") + 1) as meter:
+        runs, checks = parse_text(source, text, meter)
     verdicts = [decide_run(run, context) for run in runs]
     if checks:
         verdicts.append(decide_efa_checks(source, checks))

@@ -8,9 +8,11 @@ first run (launcher noise, the pairwise job's pair line) belong to it.
 
 from __future__ import annotations
 
+import gc
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -31,6 +33,7 @@ from gpucluster.gate.model import (
 )
 from gpucluster.gate.nccl_info import NcclInfo
 from gpucluster.gate.rows import header_wrong_column, looks_like_row, parse_row
+from gpucluster.progress import Meter
 
 _NTHREAD = re.compile(r"\bnThread\s+\d+\s+nGpus\s+\d+\s+minBytes\s+\d+\s+maxBytes\s+(\d{1,18})")
 # nccl-tests' run() after the header (src/common.cu): "# Reducing maxBytes to N due to memory limitation".
@@ -45,6 +48,8 @@ _OUT_OF_BOUNDS = re.compile(r"Out of bounds values\s*:\s*(\d{1,18})")
 _AVG_BUSBW = re.compile(r"Avg bus bandwidth\s*:\s*(\S*)")
 _FAILURE = re.compile(r"\bTest (?:NCCL |CUDA )?failure\b")
 _MAX_FAILURES = 20
+# How often (in lines) the parse tells the progress meter where it is.
+_PROGRESS_LINES = 1 << 16
 _T = TypeVar("_T")
 
 
@@ -86,8 +91,6 @@ class _Run:
         )
 
     def feed(self, number: int, line: str) -> None:
-        if self.info.feed(number, line):
-            return
         if self._comment(number, line):
             return
         wrong_column = header_wrong_column(line)
@@ -97,12 +100,16 @@ class _Run:
             self._row(number, line)
 
     def _comment(self, number: int, line: str) -> bool:
-        """nccl-tests' own lines around the table; True when `line` was one."""
-        if found := _STARTING.search(line):
+        """nccl-tests' own lines around the table; True when `line` was one.
+
+        Each pattern is searched only in lines holding its words: most lines of a large
+        log are result rows, which hold none of them.
+        """
+        if "Collective test starting" in line and (found := _STARTING.search(line)):
             self.collective = collectives.normalize(found.group(1))
-        elif found := _TESTS_VERSION.search(line):
+        elif "nccl-tests version" in line and (found := _TESTS_VERSION.search(line)):
             self.tests_version = found.group(1)
-        elif found := _NTHREAD.search(line):
+        elif "nThread" in line and (found := _NTHREAD.search(line)):
             step = _STEP.search(line)
             by = step.group(2) if step else None
             self.sweep = Sweep(
@@ -110,22 +117,22 @@ class _Run:
                 step_factor=int(step.group(1)) if step and by == "factor" else None,
                 step_bytes=int(step.group(1)) if step and by == "bytes" else None,
             )
-        elif found := _REDUCING.search(line):
+        elif "Reducing maxBytes" in line and (found := _REDUCING.search(line)):
             self.sweep = self.sweep.model_copy(
                 update={"max_bytes": int(found.group(1)), "asked_max_bytes": self.sweep.max_bytes}
             )
-        elif found := _DEVICE.search(line):
+        elif "Rank" in line and (found := _DEVICE.search(line)):
             self.devices[int(found.group(1))] = found.group(2)
             self.gpu_model = self.gpu_model or found.group(3).strip() or None
-        elif found := _OUT_OF_BOUNDS.search(line):
+        elif "Out of bounds" in line and (found := _OUT_OF_BOUNDS.search(line)):
             self.summary = self.summary.model_copy(
                 update={"out_of_bounds": int(found.group(1)), "out_of_bounds_line": number}
             )
-        elif found := _AVG_BUSBW.search(line):
+        elif "Avg bus" in line and (found := _AVG_BUSBW.search(line)):
             self.summary = self.summary.model_copy(
                 update={"avg_busbw_gbps": _float(found.group(1)), "line": number}
             )
-        elif _FAILURE.search(line):
+        elif "failure" in line and _FAILURE.search(line):
             if len(self.failures) < _MAX_FAILURES:
                 self.failures.append(Failure(line=number, text=line.strip()[:300]))
         else:
@@ -215,17 +222,58 @@ def _job_line(parse: Callable[[str], _T | None], line: str) -> _T | None:
 
 
 def _starts_run(line: str) -> bool:
-    return bool(_NTHREAD.search(line) or _STARTING.search(line) or header_wrong_column(line))
+    return bool(
+        ("nThread" in line and _NTHREAD.search(line))
+        or ("Collective test starting" in line and _STARTING.search(line))
+        or ("size" in line and header_wrong_column(line))
+    )
 
 
-def parse_text(source: str, text: str) -> tuple[list[NcclRun], list[NodeCheck]]:
-    """Every run in the log and every efa-check line; bad input when there is neither."""
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    # A long table is 10^5 rows of small objects that hold no cycles: the collector's full
+    # passes over them took a third of the parse of a 250 MB log (bench/run.py), and
+    # reference counting frees them all the same.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def parse_text(source: str, text: str, meter: Meter | None = None) -> tuple[list[NcclRun], list[NodeCheck]]:
+    """Every run in the log and every efa-check line; bad input when there is neither.
+
+    `meter` is told the line number reached, of `text.count("\\n") + 1` lines.
+    """
+    with _cyclic_gc_paused():
+        runs, checks, last = _parse(source, text, meter or Meter())
+    if not runs and not checks:
+        raise BadInput(
+            source,
+            f"line {last}",
+            "no nccl-tests result table (the '#  size  count  type ...' header) and no "
+            "gpucluster-efa-check line up to the end of the file",
+            "pass the output of an nccl-tests run (all_reduce_perf ...), its -J JSON file, "
+            "or the efa-check job's output",
+        )
+    return runs, checks
+
+
+def _parse(source: str, text: str, meter: Meter) -> tuple[list[NcclRun], list[NodeCheck], int]:
     runs: list[NcclRun] = []
     checks: list[NodeCheck] = []
     current = _Run(source=source, first_line=1)
     last = 0
     for number, line in numbered_lines(text):
         last = number
+        if number % _PROGRESS_LINES == 0:
+            meter.update(number)
+        # NCCL's own lines (most of a large log) start no run and are no job's line.
+        if current.info.feed(number, line):
+            continue
         if (check := _job_line(parse_efa_check_line, line)) is not None:
             checks.append(NodeCheck(line=number, result=check))
             continue
@@ -237,15 +285,7 @@ def parse_text(source: str, text: str) -> tuple[list[NcclRun], list[NodeCheck]]:
             current.pair = pair
             continue
         current.feed(number, line)
+    meter.update(last)
     if current.attempted:
         runs.append(current.build())
-    if not runs and not checks:
-        raise BadInput(
-            source,
-            f"line {last}",
-            "no nccl-tests result table (the '#  size  count  type ...' header) and no "
-            "gpucluster-efa-check line up to the end of the file",
-            "pass the output of an nccl-tests run (all_reduce_perf ...), its -J JSON file, "
-            "or the efa-check job's output",
-        )
-    return runs, checks
+    return runs, checks, last
