@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 
 from gpucluster.bad_input import output_dir, writing_into
-from gpucluster.cli.root import load_checked, out, verb_group
+from gpucluster.cli.root import load_checked, out, verb_group, warn_each
 from gpucluster.cli.runner import VerbCommand
+from gpucluster.output_files import replacing
 
 container_app = verb_group(
     "container", "The training image: NGC PyTorch with the EFA installer and your code."
@@ -30,6 +31,7 @@ def render(
     output_dir(output, "--output")
     from gpucluster.container.dockerfile import write_dockerfile
 
-    with writing_into(output, "--output"):
-        path = write_dockerfile(cfg, output)
+    with writing_into(output, "--output"), replacing(output, "container render", "--output") as files:
+        path = files.final(write_dockerfile(cfg, files.staging))
+    warn_each(files.notes())
     out.print(f"wrote {path}; build it from your code's directory: docker build -f {path} .")
