@@ -6,13 +6,12 @@ import json
 from typing import Any
 
 from rich.markup import escape
-from rich.table import Table
 
 from gpucluster.gate.decide import Verdict, size_text
 from gpucluster.gate.model import Count, Frozen
 from gpucluster.gate.pairs import Attribution
 from gpucluster.gate.thresholds import DEFAULT_MIN_FRACTION
-from gpucluster.tables import table
+from gpucluster.tables import CliTable, table
 
 
 class GateResult(Frozen):
@@ -91,7 +90,7 @@ def summary_rows(result: GateResult) -> list[tuple[str, ...]]:
 COLUMNS = ("log", "collective", "ranks", "nodes", "transport", "peak busbw GB/s", "floor GB/s", "verdict")
 
 
-def summary_table(result: GateResult) -> Table:
+def summary_table(result: GateResult) -> CliTable:
     # File names, collective and network names come from the logs: never rich markup.
     rows = [tuple(escape(cell) for cell in row) for row in summary_rows(result)]
     return table(f"gpucluster gate: {result.word}", COLUMNS, rows)
