@@ -88,6 +88,7 @@ def summary_rows(result: GateResult) -> list[tuple[str, ...]]:
 
 
 COLUMNS = ("log", "collective", "ranks", "nodes", "transport", "peak busbw GB/s", "floor GB/s", "verdict")
+DERIVED = "derived from busbw/algbw or ranks per node, not printed in the log"
 
 
 def summary_table(result: GateResult) -> CliTable:
@@ -97,8 +98,10 @@ def summary_table(result: GateResult) -> CliTable:
 
 
 def reason_lines(result: GateResult) -> list[str]:
-    """Every NO-GO run's reasons and every run's notes, one line each, for the terminal."""
-    lines = []
+    """What a `*` in the table means (when there is one), every NO-GO run's reasons and
+    every run's notes, one line each, for the terminal."""
+    derived = any(cell.endswith("*") for row in summary_rows(result) for cell in row[2:4])
+    lines = [f"* {DERIVED}"] if derived else []
     for verdict in result.verdicts:
         for reason in verdict.reasons:
             lines.append(f"NO-GO {verdict.source}:{verdict.line}: {reason.text}")
@@ -127,7 +130,7 @@ def markdown(result: GateResult, plots: dict[int, str]) -> str:
         out.append(f"- threshold: published figure x {result.min_fraction:g} (--min-fraction)")
     out += ["", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     out += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in summary_rows(result)]
-    out += ["", "`*` derived from busbw/algbw or ranks per node, not printed in the log.", ""]
+    out += ["", f"`*` {DERIVED}.", ""]
     for index, verdict in enumerate(result.verdicts):
         out.append(f"## {_cell(verdict.label)}: {verdict_word(verdict)}")
         out.append("")
