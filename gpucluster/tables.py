@@ -153,7 +153,9 @@ def _print_row_blocks(console: Console, shown: CliTable) -> None:
         for column, cell in zip(shown.columns, row, strict=True):
             if not cell:
                 continue
-            lines = console.render_str(cell).wrap(console, max(console.width - indent, 1), overflow="fold")
+            lines = console.render_str(cell, highlight=False).wrap(
+                console, max(console.width - indent, 1), overflow="fold"
+            )
             for index, line in enumerate(lines):
                 label = Text(column.ljust(indent), style="table.header") if index == 0 else " " * indent
                 console.print(Text.assemble(label, line), soft_wrap=True)
