@@ -15,9 +15,11 @@ from gpucluster.cli import app
 from gpucluster.tables import print_table, table
 from tests.conftest import REPO
 from tests.table_text import PIPED, TERMINAL, WIDTH, assert_fits_terminal, assert_piped_whole, plain
+from tests.test_diff_command import fake_synth
 
 DEFAULT = REPO / "examples" / "default.yaml"
 NCCL = REPO / "tests" / "fixtures" / "nccl"
+__all__ = ["fake_synth"]  # the fixture: `gpucluster diff` with synth stubbed out
 
 
 def both(*args: object) -> tuple[str, str]:
@@ -127,22 +129,12 @@ def test_plan():
     assert_fits_terminal(terminal, piped)
 
 
-def test_diff(monkeypatch):
-    from gpucluster.diff import diff_templates, print_report
-    from tests.diff_stacks import FSX, REGION, edited, lustre, stacks
+def test_diff(tmp_path: Path, fake_synth):
+    from tests.diff_stacks import EXAMPLE, FSX, edited, lustre, stacks, write_cdk_out
 
-    report = diff_templates(
-        stacks(), edited(lambda t: lustre(t).update(DeploymentType="PERSISTENT_1")), region=REGION
-    )
-    outputs = []
-    for env in (PIPED, TERMINAL):
-        for key, value in env.items():
-            monkeypatch.delenv(key, raising=False) if value is None else monkeypatch.setenv(key, value)
-        console = Console(file=io.StringIO(), soft_wrap=True)  # as `gpucluster diff` makes it
-        print_report(report, console)
-        assert isinstance(console.file, io.StringIO)
-        outputs.append(console.file.getvalue())
-    piped, terminal = outputs
+    baseline = write_cdk_out(tmp_path / "baseline", stacks())
+    fake_synth.templates.update(edited(lambda t: lustre(t).update(DeploymentType="PERSISTENT_1")))
+    piped, terminal = both("diff", EXAMPLE, "--baseline", baseline)
     assert_piped_whole(piped, [FSX, "AWS::FSx::FileSystem", "DATA AT RISK"])
     assert_fits_terminal(terminal, piped)
 
