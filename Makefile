@@ -15,7 +15,7 @@ OUT ?= cdk.out
 TORCH ?= torch==2.13.0
 TRAIN_STAMP := $(VENV)/.gpucluster-train
 
-.PHONY: system setup setup-train synth cdk-synth typecheck test test-fast test-slurm snapshots schema-golden bench lint clean
+.PHONY: system setup setup-train synth cdk-synth typecheck test test-fast test-slurm snapshots schema-golden readme-samples bench lint clean
 
 $(SETUP_STAMP): pyproject.toml package.json package-lock.json
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +68,10 @@ snapshots: setup
 ## Accept the current `gpucluster schema` as its golden copy (tests/test_config_schema.py).
 schema-golden: setup
 	$(VENV)/bin/gpucluster schema > tests/golden/config-schema.json
+
+## Rewrite README's sample outputs from the code (tests/test_readme_samples.py); review the diff.
+readme-samples: setup
+	$(PY) -m tests.readme_samples
 
 bench: setup
 	$(PY) -m bench.run

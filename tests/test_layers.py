@@ -15,11 +15,13 @@ from tests.conftest import REPO
 
 # Lowest first; a module may import its own layer and the layers below it.
 LAYERS: dict[str, int] = {
-    # the one error type, the catalog, how tables and progress print, and the names the head
-    # node's agents share (they ship as plain scripts that import nothing else of gpucluster)
+    # the one error type, the catalog, how tables and progress print, how output directories
+    # are written, and the names the head node's agents share (they ship as plain scripts that
+    # import nothing else of gpucluster)
     "gpucluster.bad_input": 0,
     "gpucluster.tables": 0,
     "gpucluster.progress": 0,
+    "gpucluster.output_files": 0,
     "gpucluster.catalog": 0,
     "gpucluster.cpu_topology": 0,
     "gpucluster.efa": 0,

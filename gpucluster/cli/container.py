@@ -9,8 +9,9 @@ from typing import Annotated
 import typer
 
 from gpucluster.bad_input import output_dir, writing_into
-from gpucluster.cli.root import load_checked, out, verb_group
+from gpucluster.cli.root import load_checked, out, verb_group, warn_each
 from gpucluster.cli.runner import VerbCommand
+from gpucluster.output_files import replacing
 
 container_app = verb_group(
     "container", "The training image: NGC PyTorch with the EFA installer and your code."
@@ -31,8 +32,9 @@ def render(
     output_dir(output, "--output")
     from gpucluster.container.dockerfile import write_dockerfile
 
-    with writing_into(output, "--output"):
-        path = write_dockerfile(cfg, output).resolve()
+    with writing_into(output, "--output"), replacing(output, "container render", "--output") as files:
+        path = files.final(write_dockerfile(cfg, files.staging)).resolve()
+    warn_each(files.notes())
     # Absolute, because the build runs from the code's directory; quoted, and never wrapped
     # (soft_wrap), so the command line pastes whole.
     for line in (

@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 
 from gpucluster.bad_input import output_dir, writing_into
-from gpucluster.cli.root import ConfigArg, app, load_checked, out
+from gpucluster.cli.root import ConfigArg, app, load_checked, out, warn_each
 from gpucluster.cli.runner import VerbCommand
+from gpucluster.output_files import replacing
 from gpucluster.tables import print_table, table
 
 DEFAULT_RENDER_DIR = Path("rendered")
@@ -28,7 +29,8 @@ def render(
     output_dir(output, "--output")
     from gpucluster.bootstrap.render_files import render_to_dir
 
-    with writing_into(output, "--output"):
-        written = render_to_dir(cfg, output)
+    with writing_into(output, "--output"), replacing(output, "render", "--output") as files:
+        written = [files.final(path) for path in render_to_dir(cfg, files.staging)]
+    warn_each(files.notes())
     rows = [(str(path.relative_to(output)), f"{path.stat().st_size:,}") for path in written]
     print_table(out, table(f"rendered into {output}", ("file", "bytes"), rows))

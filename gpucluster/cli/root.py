@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from gpucluster.cli.runner import GpuclusterGroup
 from gpucluster.config import ClusterConfig
@@ -64,6 +65,12 @@ def load_checked(path: Path) -> ClusterConfig:
     for warning in cfg.warnings():
         err.print(f"[yellow]warning[/yellow] {path}: {warning}", highlight=False, soft_wrap=True)
     return cfg
+
+
+def warn_each(lines: list[str]) -> None:
+    """Warnings of a verb's own (not the config's), one line each on stderr."""
+    for line in lines:
+        err.print(f"[yellow]warning[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
 
 
 def verb_group(name: str, help: str) -> typer.Typer:  # noqa: A002 - typer's name

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from gpucluster.bad_input import output_dir
-from gpucluster.cli.root import ConfigArg, app, err, load_checked, out
+from gpucluster.cli.root import ConfigArg, app, err, load_checked, out, warn_each
 from gpucluster.cli.runner import VerbCommand
 from gpucluster.progress import working
 from gpucluster.tables import print_table
@@ -46,6 +46,7 @@ def synth(
         if report.exists():
             err.print(f"see {report} for each finding", highlight=False)
         raise typer.Exit(1) from None
+    warn_each(list(result.notes))
     for shown in cluster_summary(cfg, result):
         print_table(out, shown)
     out.print(f"templates written to {result.outdir}", highlight=False, soft_wrap=True)

@@ -2,7 +2,10 @@
 
 `capacity buy` and `ami pin` write values AWS returned into the user's YAML. A plain
 load-and-dump would drop comments, reorder keys and restyle the file, so this edits
-ruamel.yaml's round-trip tree instead: only the lines of the fields set change.
+ruamel.yaml's round-trip tree instead. ruamel.yaml still respells what it writes back
+(`vpc_id: null` as `vpc_id:`, `True` as `true`, `[1,  2]` as `[1, 2]`), so every line
+the edits did not make is then put back as the user wrote it: only the lines of the
+fields set change.
 The result is checked with the config model before anything is written, and the
 file is replaced atomically (temp file in the same directory, fsync, rename): on any
 failure the file on disk is the one the user had.
@@ -17,6 +20,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +108,14 @@ def _child(node: Any, key: Key, source: Path, where: str) -> Any:
 
 def apply_edits(text: str, edits: Sequence[Edit], source: Path) -> str:
     """The file's text with `edits` applied; nothing else changes."""
+    dumped = _dump_edited(text, edits, source)
+    restored = _as_written(text, dumped, _edited_lines(dumped, edits))
+    # The lines put back must mean what ruamel.yaml wrote; if a line was paired with the
+    # wrong one, the respelled file is still right, only less like the user's.
+    return restored if _data(restored) == _data(dumped) else dumped
+
+
+def _dump_edited(text: str, edits: Sequence[Edit], source: Path) -> str:
     yaml = _yaml(text)
     try:
         root = yaml.load(text)
@@ -134,6 +146,49 @@ def apply_edits(text: str, edits: Sequence[Edit], source: Path) -> str:
     stream = io.StringIO()
     yaml.dump(root, stream)
     return stream.getvalue()
+
+
+def _edited_lines(dumped: str, edits: Sequence[Edit]) -> set[int]:
+    """Line numbers in `dumped` of each edited key and of the mappings above it (one written
+    anew as a block, or made, changes its own line too)."""
+    root = _yaml(dumped).load(dumped)
+    lines: set[int] = set()
+    for edit in edits:
+        node = root
+        for key in edit.path:
+            if isinstance(node, CommentedMap):
+                lines.add(node.lc.key(key)[0])
+            node = node[key]
+    return lines
+
+
+# `  - name:` of `  - name: gpu`: the key a line sets, whatever the spelling of its value.
+_KEY = re.compile(r"^\s*(?:-\s+)*(?:'[^']*'|\"[^\"]*\"|[^\s#'\"][^:#]*?):(?=\s|$)")
+
+
+def _identity(line: str) -> str:
+    match = _KEY.match(line)
+    return match.group(0) if match else line.rstrip("\n")
+
+
+def _as_written(before: str, dumped: str, edited: set[int]) -> str:
+    """`dumped` with each line it shares with `before` (the same key at the same place, or
+    the same text) spelled as in `before`, except the lines in `edited`."""
+    old = [line if line.endswith("\n") else line + "\n" for line in before.splitlines(keepends=True)]
+    new = dumped.splitlines(keepends=True)
+    matcher = SequenceMatcher(None, [_identity(x) for x in old], [_identity(x) for x in new], autojunk=False)
+    lines: list[str] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            pairs = zip(range(i1, i2), range(j1, j2), strict=True)
+            lines += [new[j] if j in edited else old[i] for i, j in pairs]
+        else:
+            lines += new[j1:j2]
+    return "".join(lines)
+
+
+def _data(text: str) -> Any:
+    return YAML(typ="safe", pure=True).load(text)
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -6,13 +6,12 @@ import json
 from typing import Any
 
 from rich.markup import escape
-from rich.table import Table
 
 from gpucluster.gate.decide import Verdict, size_text
 from gpucluster.gate.model import Count, Frozen
 from gpucluster.gate.pairs import Attribution
 from gpucluster.gate.thresholds import DEFAULT_MIN_FRACTION
-from gpucluster.tables import table
+from gpucluster.tables import CliTable, table
 
 
 class GateResult(Frozen):
@@ -89,17 +88,20 @@ def summary_rows(result: GateResult) -> list[tuple[str, ...]]:
 
 
 COLUMNS = ("log", "collective", "ranks", "nodes", "transport", "peak busbw GB/s", "floor GB/s", "verdict")
+DERIVED = "derived from busbw/algbw or ranks per node, not printed in the log"
 
 
-def summary_table(result: GateResult) -> Table:
+def summary_table(result: GateResult) -> CliTable:
     # File names, collective and network names come from the logs: never rich markup.
     rows = [tuple(escape(cell) for cell in row) for row in summary_rows(result)]
     return table(f"gpucluster gate: {result.word}", COLUMNS, rows)
 
 
 def reason_lines(result: GateResult) -> list[str]:
-    """Every NO-GO run's reasons and every run's notes, one line each, for the terminal."""
-    lines = []
+    """What a `*` in the table means (when there is one), every NO-GO run's reasons and
+    every run's notes, one line each, for the terminal."""
+    derived = any(cell.endswith("*") for row in summary_rows(result) for cell in row[2:4])
+    lines = [f"* {DERIVED}"] if derived else []
     for verdict in result.verdicts:
         for reason in verdict.reasons:
             lines.append(f"NO-GO {verdict.source}:{verdict.line}: {reason.text}")
@@ -128,7 +130,7 @@ def markdown(result: GateResult, plots: dict[int, str]) -> str:
         out.append(f"- threshold: published figure x {result.min_fraction:g} (--min-fraction)")
     out += ["", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     out += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in summary_rows(result)]
-    out += ["", "`*` derived from busbw/algbw or ranks per node, not printed in the log.", ""]
+    out += ["", f"`*` {DERIVED}.", ""]
     for index, verdict in enumerate(result.verdicts):
         out.append(f"## {_cell(verdict.label)}: {verdict_word(verdict)}")
         out.append("")

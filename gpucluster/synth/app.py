@@ -17,6 +17,7 @@ from gpucluster.bad_input import BadInput, report
 from gpucluster.bootstrap.userdata import UserDataTooLarge
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
+from gpucluster.output_files import replacing
 from gpucluster.synth.cdk_runtime import cdk_context, new_app, use_wheel_node
 
 if TYPE_CHECKING:  # imported lazily at run time: loading aws_cdk costs about a second
@@ -27,6 +28,7 @@ if TYPE_CHECKING:  # imported lazily at run time: loading aws_cdk costs about a 
 class SynthResult:
     outdir: Path
     templates: dict[str, dict[str, Any]]
+    notes: tuple[str, ...] = ()  # stale files an earlier synth wrote, kept (gpucluster.output_files)
 
     def template_path(self, stack: str) -> Path:
         return self.outdir / f"{stack}.template.json"
@@ -150,10 +152,23 @@ def cdk_app_main() -> None:
 def synthesize(
     cfg: ClusterConfig, outdir: str | Path, nag: bool = False, source: str | Path = "<config>"
 ) -> SynthResult:
-    """The templates in `outdir`; byte-identical with or without `nag`, which only checks."""
-    app = build_app(cfg, outdir=str(outdir), context=cdk_context(), source=source)
-    directory = synth_app(app, nag=nag)
-    return SynthResult(outdir=directory, templates=written_templates(directory))
+    """The templates in `outdir`; byte-identical with or without `nag`, which only checks.
+
+    What an earlier synthesize wrote into `outdir` and this one did not (another cluster's
+    templates) is removed; a directory that cannot be written is bad input (--output)."""
+    from gpucluster.synth.nag import REPORT, NagFindings
+
+    outdir = Path(outdir)
+    refused = False
+    with replacing(outdir, "synth", "--output") as output:
+        app = build_app(cfg, outdir=str(output.staging), context=cdk_context(), source=source)
+        try:
+            synth_app(app, nag=nag)
+        except NagFindings:
+            refused = True  # the templates and cdk-nag's report are written all the same
+    if refused:
+        raise NagFindings(outdir / REPORT)
+    return SynthResult(outdir=outdir, templates=written_templates(outdir), notes=tuple(output.notes()))
 
 
 STACK_ARTIFACT = "aws:cloudformation:stack"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from rich.table import Table
-
 from gpucluster import names
 from gpucluster.bootstrap.userdata import (
     USER_DATA_LIMIT,
@@ -16,7 +14,7 @@ from gpucluster.bootstrap.userdata import (
 from gpucluster.config import ClusterConfig
 from gpucluster.efa import efa_count
 from gpucluster.synth.app import SynthResult
-from gpucluster.tables import table
+from gpucluster.tables import CliTable, table
 
 TEMPLATE_RESOURCE_LIMIT = 500
 TEMPLATE_BYTES_LIMIT = 1_000_000
@@ -38,7 +36,7 @@ def user_data_sizes(cfg: ClusterConfig) -> dict[str, int]:
     return sizes
 
 
-def cluster_summary(cfg: ClusterConfig, result: SynthResult) -> list[Table]:
+def cluster_summary(cfg: ClusterConfig, result: SynthResult) -> list[CliTable]:
     # The size CloudFormation is handed is the file's, not a re-serialization of it.
     stacks = table(
         f"cluster {cfg.name}: stacks",

@@ -113,3 +113,39 @@ def test_flat_sequences_keep_their_indentation(tmp_path: Path) -> None:
     out = apply_edits(flat, [Edit(("compute_groups", 1, "count"), 3)], tmp_path / "c.yaml")
     removed, added = _changed_lines(flat, out)
     assert (removed, added) == ({"  count: 1"}, {"  count: 3"})
+
+
+SPELLINGS = """\
+name: demo   # ruamel.yaml writes each of these lines its own way
+network: {vpc_id: null,  cidr: 10.80.0.0/16}
+image:
+  ssm_parameter: ~
+  ami_id: Null
+  kernel:
+login_nodes: {count: +1}
+storage:
+  fsx_lustre:
+    efa: False
+    storage_gib:  4800
+    throughput_per_tib: NULL
+tags: [a,  b]
+availability_zone: us-east-2a
+"""
+
+
+def test_lines_the_edit_did_not_make_keep_their_spelling(tmp_path: Path) -> None:
+    out = apply_edits(SPELLINGS, [Edit(("availability_zone",), "us-east-2b")], tmp_path / "c.yaml")
+    assert _changed_lines(SPELLINGS, out) == (
+        {"availability_zone: us-east-2a"},
+        {"availability_zone: us-east-2b"},
+    )
+
+
+def test_a_line_put_back_that_would_change_a_value_is_not_put_back(tmp_path: Path, monkeypatch) -> None:
+    from gpucluster.config import edit
+
+    # As if a line had been paired with the wrong one: the respelled file is kept instead.
+    monkeypatch.setattr(edit, "_as_written", lambda before, dumped, lines: dumped.replace("4800", "2400"))
+    out = apply_edits(SPELLINGS, [Edit(("availability_zone",), "us-east-2b")], tmp_path / "c.yaml")
+    assert "storage_gib: 4800" in out and "2400" not in out
+    assert "  ami_id:\n" in out  # ruamel.yaml's own spelling of null
