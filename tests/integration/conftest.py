@@ -7,9 +7,11 @@ two never run at once (they share ports and network names)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +39,9 @@ NODE_INSTANCES = {1: "i-0a1b2c3d4e5f60001", 2: "i-0a1b2c3d4e5f60002"}
 # Nodes 3 and 4 are started by tests; the login namespace comes after them.
 LOGIN_INDEX = 5
 REGISTER_TIMEOUT = 30
+LOCK_FILE = Path("/var/tmp/gpucluster-slurm-suite.lock")
+# Longer than a whole real-Slurm suite on a loaded 2-core machine.
+LOCK_WAIT = 2400
 
 
 def _remove_conf_link(root: Path, made_run_dir: bool) -> None:
@@ -63,8 +68,34 @@ def _fail_on_leftovers() -> None:
         raise HarnessError("still present after teardown: " + ", ".join(found))
 
 
+@pytest.fixture(scope="session")
+def machine_lock() -> Iterator[None]:
+    """One real-Slurm suite per machine at a time: two would share the munge socket, the
+    network namespace names and the Slurm ports, and tear down each other's daemons. A second
+    suite (another checkout's `make test`, CI beside a developer) waits for the first."""
+    LOCK_FILE.parent.mkdir(parents=True, exist_ok=True)
+    with LOCK_FILE.open("a+") as lock:
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    lock.seek(0)
+                    raise HarnessError(
+                        f"another real-Slurm suite ({lock.read().strip() or 'unknown'}) held {LOCK_FILE} "
+                        f"for {LOCK_WAIT} s; wait for it to end or stop it"
+                    ) from None
+                time.sleep(2)
+        lock.truncate(0)
+        lock.write(f"pid {os.getpid()} in {REPO}\n")
+        lock.flush()
+        yield
+
+
 @pytest.fixture(scope="session", params=installs(), ids=lambda install: install.test_id)
-def slurm_install(request: pytest.FixtureRequest) -> SlurmInstall:
+def slurm_install(request: pytest.FixtureRequest, machine_lock: None) -> SlurmInstall:
     install: SlurmInstall = request.param
     reason = missing_prerequisites() or install.missing()
     if reason is not None:
