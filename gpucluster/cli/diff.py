@@ -41,7 +41,9 @@ def diff(
 
     with tempfile.TemporaryDirectory(prefix="gpucluster-diff-") as outdir:
         # cdk-nag only reports and never changes a template: `synth` is where it runs.
-        after = dict(synthesize(cfg, Path(outdir), nag=False, source=config).templates)
+        after = dict(
+            synthesize(cfg, Path(outdir), nag=False, source=config, outdir_option="TMPDIR").templates
+        )
     report = diff_templates(before, after, set(allow_replace or ()), region=cfg.region)
     # soft_wrap: each finding stays on one line in a CI log (tables size themselves).
     print_report(report, Console(soft_wrap=True))
