@@ -11,14 +11,14 @@ from typing import Any
 # pydantic error types (pydantic docs, "Validation Errors") -> what is wrong, how to fix it.
 # `{input}` and the error's context values (`{ge}`, `{min_length}`...) are filled in.
 _PLAIN: dict[str, tuple[str, str]] = {
-    "int_parsing": ("{input!r} is not a whole number", "write digits, like 2"),
-    "int_type": ("{input!r} is not a whole number", "write digits, like 2"),
-    "int_from_float": ("{input!r} is not a whole number", "drop the fraction"),
-    "float_parsing": ("{input!r} is not a number", "write a number, like 0.9"),
-    "float_type": ("{input!r} is not a number", "write a number, like 0.9"),
-    "bool_parsing": ("{input!r} is not true or false", "write true or false"),
-    "bool_type": ("{input!r} is not true or false", "write true or false"),
-    "string_type": ("{input!r} is not text", "write it as text (quote it)"),
+    "int_parsing": ("{shown} is not a whole number", "write digits, like 2"),
+    "int_type": ("{shown} is not a whole number", "write digits, like 2"),
+    "int_from_float": ("{shown} is not a whole number", "drop the fraction"),
+    "float_parsing": ("{shown} is not a number", "write a number, like 0.9"),
+    "float_type": ("{shown} is not a number", "write a number, like 0.9"),
+    "bool_parsing": ("{shown} is not true or false", "write true or false"),
+    "bool_type": ("{shown} is not true or false", "write true or false"),
+    "string_type": ("{shown} is not text", "write it as text (quote it)"),
     "greater_than_equal": ("must be at least {ge} (it is {input})", "raise it to {ge} or more"),
     "greater_than": ("must be more than {gt} (it is {input})", "raise it above {gt}"),
     "less_than_equal": ("must be at most {le} (it is {input})", "lower it to {le} or less"),
@@ -39,9 +39,18 @@ _PLAIN: dict[str, tuple[str, str]] = {
 }
 
 
+def _shown(value: object) -> str:
+    """A value as the user wrote it in YAML or on the command line."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
 def _fields(error: Any) -> dict[str, object]:
     ctx = dict(error.get("ctx") or {})
-    values: dict[str, object] = {"input": error.get("input"), **ctx}
+    values: dict[str, object] = {"input": error.get("input"), "shown": _shown(error.get("input")), **ctx}
     for bound in ("min_length", "max_length"):
         if isinstance(ctx.get(bound), int):
             count = int(ctx[bound])

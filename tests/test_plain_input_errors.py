@@ -73,3 +73,25 @@ def test_a_gzipped_log_is_named_compressed_with_the_command_to_unpack_it(tmp_pat
         f"error {log}: (file): is compressed (gunzip unpacks it), not nccl-tests output; "
         f"gunzip it first (`gunzip -k {log}`) and pass the log it writes"
     ]
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        ({"type": "int_type", "input": True}, ("true is not a whole number", "write digits, like 2")),
+        ({"type": "bool_parsing", "input": "yes"}, ("'yes' is not true or false", "write true or false")),
+        (
+            {"type": "too_long", "input": [1, 2, 3], "ctx": {"max_length": 2, "actual_length": 3}},
+            ("takes at most 2 entries (it has 3)", "remove 1 of them"),
+        ),
+        (
+            {"type": "greater_than", "input": 0, "ctx": {"gt": 0}},
+            ("must be more than 0 (it is 0)", "raise it above 0"),
+        ),
+        ({"type": "some_new_type", "input": 1}, None),
+    ],
+)
+def test_pydantic_errors_in_plain_words(error: dict, expected: tuple[str, str] | None) -> None:
+    from gpucluster.plain_messages import plain
+
+    assert plain(error) == expected
