@@ -53,7 +53,7 @@ def test_usage_error_is_one_line_exit_2_and_points_at_help(args, verb):
     lines = result.output.strip().splitlines()
     assert len(lines) == 1, result.output
     path = f"gpucluster {verb}" if verb else "gpucluster"
-    assert lines[0].startswith(f"usage error: {path}: ")
+    assert lines[0].startswith(f"error {path}: ")
     assert lines[0].endswith(f"see `{path} -h`")
 
 
@@ -90,7 +90,7 @@ def test_every_verb_reports_bad_config_the_same_way(tmp_path, verb):
         assert errors, (name, result.output)
         assert all(line.startswith(f"error {path}: ") for line in errors), (name, result.output)
         assert expected in result.output, (name, result.output)
-        assert "usage error" not in result.output
+        assert f"error gpucluster {verb}:" not in result.output
     assert not (tmp_path / f"out-{verb}").exists() or verb not in ("synth", "render")
 
 
@@ -108,7 +108,7 @@ def test_output_that_is_a_file_is_bad_input(tmp_path, verb):
     target.write_text("")
     result = run(verb, str(DEFAULT), "-o", str(target))
     assert result.exit_code == 2, result.output
-    assert f"error {target}: (--output): is a file, not a directory" in result.output
+    assert f"error gpucluster {verb}: --output: {target} is a file, not a directory" in result.output
     assert "Traceback" not in result.output
 
 
@@ -150,7 +150,7 @@ def test_an_unexpected_failure_is_one_line_exit_3_not_a_traceback(monkeypatch):
     monkeypatch.delenv("GPUCLUSTER_DEBUG", raising=False)
     result = run("validate", str(DEFAULT))
     assert result.exit_code == 3
-    assert result.output.startswith("internal error: KeyError")
+    assert result.output.startswith("error gpucluster validate: internal error KeyError: 'surprise'; ")
     assert "GPUCLUSTER_DEBUG=1" in result.output
     assert "Traceback" not in result.output
 
@@ -159,7 +159,7 @@ def test_console_script_exit_codes_without_a_terminal(tmp_path):
     """The installed entry point, through a pipe as in CI."""
     exe = [sys.executable, "-m", "gpucluster"]
     usage = subprocess.run([*exe, "render"], capture_output=True, text=True)
-    assert usage.returncode == 2 and usage.stderr.startswith("usage error: gpucluster render:")
+    assert usage.returncode == 2 and usage.stderr.startswith("error gpucluster render: CONFIG: is required;")
     bad = subprocess.run([*exe, "validate", str(tmp_path)], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.startswith(f"error {tmp_path}: (file): is a directory")
     assert "Traceback" not in usage.stderr + bad.stderr

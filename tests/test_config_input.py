@@ -84,7 +84,7 @@ def test_huge_input_refused_before_parsing(tmp_path):
         load_config(path)
     assert time.monotonic() - started < 2
     assert info.value.problems == [
-        "(file): 1,048,577 bytes is over the 1,048,576-byte limit for a config; "
+        "(file): 10,485,760 bytes (10.0 MiB) is over the 1,048,576 bytes (1.0 MiB) limit for a config; "
         "pass the cluster's YAML file (a few KiB), not another file"
     ]
 

@@ -145,7 +145,10 @@ def test_a_moving_base_tag_is_refused(tmp_path: Path) -> None:
 def test_usage_errors_exit_2_with_one_line(tmp_path: Path) -> None:
     missing = render_cli("-o", str(tmp_path / "out"))
     assert missing.exit_code == 2
-    assert "usage error: gpucluster container render" in missing.output and "--config" in missing.output
+    assert (
+        missing.output.startswith("error gpucluster container render: --config: is required;")
+        and "--config" in missing.output
+    )
     absent = render_cli("--config", str(tmp_path / "nope.yaml"), "-o", str(tmp_path / "out"))
     assert absent.exit_code == 2 and "Traceback" not in absent.output
     assert str(tmp_path / "nope.yaml") in absent.output

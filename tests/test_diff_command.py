@@ -117,7 +117,7 @@ def test_diff_loads_the_config_and_the_baseline_once(tmp_path, fake_synth, monke
     # synth is given the config that was validated, not one read again; cdk-nag, which
     # changes no template, is left to `synth`; a user-data overflow names the config.
     assert fake_synth.configs == loaded
-    assert fake_synth.options == [{"nag": False, "source": EXAMPLE}]
+    assert fake_synth.options == [{"nag": False, "source": EXAMPLE, "outdir_option": "TMPDIR"}]
 
 
 def _renamed(tmp_path: Path, name: str) -> Path:

@@ -235,10 +235,16 @@ def test_binary_missing_and_directory_inputs_exit_2(tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--instance-type", "p9.huge"], "(--instance-type): is not in the instance catalog"),
+        (
+            ["--instance-type", "p9.huge"],
+            "error gpucluster gate: --instance-type: p9.huge is not in the instance catalog",
+        ),
         (["--instance-type", P5, "--config", "x.yaml"], "is given together with --config/--group"),
-        (["--group", "gpu"], "(--group): needs --config"),
-        (["--config", str(REPO / "examples" / "mixed.yaml")], "the config has 3 compute groups"),
+        (["--group", "gpu"], "error gpucluster gate: --group: needs --config"),
+        (
+            ["--config", str(REPO / "examples" / "mixed.yaml")],
+            "--group: " + str(REPO / "examples" / "mixed.yaml") + " has 3 compute groups",
+        ),
         (["--config", str(REPO / "examples" / "default.yaml"), "--group", "nope"], "no compute group 'nope'"),
     ],
 )
@@ -256,7 +262,7 @@ def test_help_names_arguments_as_typed_and_no_log_is_a_usage_error():
     assert "LOG..." in usage and "--min-busbw GBPS" in usage and "--report DIR" in usage
     assert "<path>" not in usage and "<float>" not in usage
     missing = gate()
-    assert missing.exit_code == 2 and missing.output.startswith("usage error: gpucluster gate:")
+    assert missing.exit_code == 2 and missing.output.startswith("error gpucluster gate: LOG...: is required;")
 
 
 def test_json_without_end_time_stopped_early(tmp_path):
@@ -273,7 +279,9 @@ def test_json_without_end_time_stopped_early(tmp_path):
 def test_min_fraction_out_of_range_is_a_usage_error(tmp_path):
     path = write(tmp_path, "a.log", text_log(Spec()))
     result = gate(path, "--min-fraction", "0")
-    assert result.exit_code == 2 and result.output.startswith("usage error: gpucluster gate:")
+    assert result.exit_code == 2 and result.output.startswith(
+        "error gpucluster gate: --min-fraction: must be at least 0.01"
+    )
 
 
 def test_efa_check_output_names_the_failing_node(tmp_path):

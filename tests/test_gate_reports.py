@@ -163,7 +163,7 @@ def test_report_dir_that_is_a_file_exits_2(tmp_path):
     blocker = tmp_path / "report"
     blocker.write_text("")
     result = CliRunner().invoke(app, ["gate", str(path), "--report", str(blocker)])
-    assert result.exit_code == 2 and "(--report): is a file" in result.output
+    assert result.exit_code == 2 and f"error gpucluster gate: --report: {blocker} is a file" in result.output
 
 
 def test_plot_title_from_the_log_is_text_not_mathtext(tmp_path):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from gpucluster.bad_input import BadInput
+from gpucluster.bad_input import COMMAND_LINE, BadInput
 from gpucluster.cli import app
 from gpucluster.config.loader import load_config
 from gpucluster.plan import Layout, PlanRefusal, plan_layout
@@ -98,18 +98,18 @@ def test_a_capacity_block_group_counts_the_blocks_instances() -> None:
     with pytest.raises(BadInput) as info:
         plan_group(cfg, CAPACITY_BLOCK, "h200", layout(tp=8, dp=8))
     (problem,) = info.value.problems
-    assert info.value.source == str(CAPACITY_BLOCK)
-    assert problem.startswith("(--dp): group h200: TP8 x PP1 x DP8 = 64 ranks need 8 nodes")
+    assert info.value.source == COMMAND_LINE
+    assert problem.startswith("--dp: group h200: TP8 x PP1 x DP8 = 64 ranks need 8 nodes")
     assert "(Capacity Block cr-0f1e2d3c4b5a69788)" in problem
 
 
 def test_groups_are_found_by_name() -> None:
     cfg = load_config(MIXED)
     with pytest.raises(
-        BadInput, match=r"\(--group\): the config has 3 compute groups; pass --group train, dev, eval"
+        BadInput, match=r"--group: .*mixed.yaml has 3 compute groups; pass one of: train, dev, eval"
     ):
         plan_group(cfg, MIXED, None, layout())
-    with pytest.raises(BadInput, match=r"\(--group\): no compute group 'nope'"):
+    with pytest.raises(BadInput, match=r"--group: .*mixed.yaml has no compute group 'nope'"):
         plan_group(cfg, MIXED, "nope", layout())
 
 
@@ -156,7 +156,7 @@ def test_plan_refusals_exit_2_with_one_line_naming_the_option(extra: list[str], 
     result = run("--config", str(CAPACITY_BLOCK), "--pp", "1", "--micro-batch", "1", "--accum", "1", *extra)
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error {CAPACITY_BLOCK}: ({option}): group h200: ")
+    assert len(lines) == 1 and lines[0].startswith(f"error gpucluster plan: {option}: group h200: ")
     assert "Traceback" not in result.output
 
 
@@ -176,7 +176,7 @@ def test_plan_usage_errors_exit_2() -> None:
         "1",
     )
     assert result.exit_code == 2
-    assert result.output.startswith("usage error: gpucluster plan: ")
+    assert result.output.startswith("error gpucluster plan: ")
     missing = run("--config", str(CAPACITY_BLOCK), "--tp", "1")
-    assert missing.exit_code == 2 and "usage error" in missing.output
+    assert missing.exit_code == 2 and missing.output.startswith("error gpucluster plan: --pp: is required;")
     assert run("-h").exit_code == 0

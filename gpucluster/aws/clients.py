@@ -42,8 +42,22 @@ class Clients:
         self._made: dict[tuple[Service, str], Any] = {}
 
     def get(self, service: Service, region: str) -> Any:
+        """The client; a login or config problem found while making it (a profile that does
+        not exist, a config file that cannot be parsed, a failing credential_process) is
+        the AwsError of every call it would make."""
+        from botocore.exceptions import BotoCoreError
+
+        from gpucluster.aws.errors import explain
+
         key = (service, region)
         if key not in self._made:
-            # make_client is read at call time, so a test's replacement applies.
-            self._made[key] = make_client(service, region)
+            try:
+                # make_client is read at call time, so a test's replacement applies.
+                self._made[key] = make_client(service, region)
+            except BotoCoreError as exc:
+                raise explain(service, region, exc) from None
+            except ValueError as exc:
+                if not str(exc).startswith("Invalid endpoint"):
+                    raise
+                raise explain(service, region, exc) from None
         return self._made[key]

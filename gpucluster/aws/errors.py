@@ -1,14 +1,18 @@
 """One line per AWS failure: which call, in which region, what went wrong, how to fix it.
 
 botocore raises ClientError (AWS answered with an error code) or BotoCoreError (no
-answer: no credentials, no endpoint, a timeout). `aws_call` turns both into AwsError,
-which the command runner prints without a traceback and exits 1.
+answer: a login or config problem on the workstation, no endpoint, a timeout).
+`aws_call` turns both into AwsError, which the command runner prints as
+`error aws CALL (REGION): what; fix` without a traceback, and exits 1.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Literal
+
+from gpucluster.env_problem import EnvironmentProblem
 
 # Error codes by what the user does about them. Codes from the EC2 API reference
 # ("Error codes": https://docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html)
@@ -29,49 +33,46 @@ NO_CAPACITY = frozenset(
 )
 
 
-class AwsError(Exception):
+# What a failure says about the next call: a login problem fails every call the same
+# way; a network one may pass on a retry; AWS's answer is about this call only.
+Kind = Literal["login", "network", "answer"]
+
+
+class AwsError(EnvironmentProblem):
     """An AWS call failed; `line` says which call, what happened and what to do."""
 
-    def __init__(self, call: str, region: str, what: str, fix: str) -> None:
+    def __init__(self, call: str, region: str, what: str, fix: str, kind: Kind = "answer") -> None:
         self.call = call
         self.region = region
-        self.line = f"{call} ({region}): {what}; {fix}"
-        super().__init__(self.line)
+        self.kind = kind
+        super().__init__(f"aws {call} ({region})", what, fix)
 
 
 def explain(call: str, region: str, exc: Exception) -> AwsError:
     """The AwsError for a botocore exception raised by `call` in `region`."""
-    from botocore.exceptions import (
-        ClientError,
-        EndpointConnectionError,
-        NoCredentialsError,
-        NoRegionError,
-        PartialCredentialsError,
-        ReadTimeoutError,
-        UnknownEndpointError,
-    )
+    from botocore.exceptions import ClientError
+
+    from gpucluster.aws.login_errors import LOGIN_ERRORS, login_problem
+    from gpucluster.aws.network_errors import NETWORK_ERRORS, network_problem
 
     if isinstance(exc, ClientError):
         error = exc.response.get("Error", {})
         return _from_code(
             call, region, str(error.get("Code", "")), " ".join(str(error.get("Message", "")).split())
         )
-    if isinstance(exc, NoCredentialsError | PartialCredentialsError):
+    if isinstance(exc, LOGIN_ERRORS):
+        return AwsError(call, region, *login_problem(exc), kind="login")
+    if isinstance(exc, NETWORK_ERRORS):
+        return AwsError(call, region, *network_problem(call, region, exc), kind="network")
+    if isinstance(exc, ValueError) and str(exc).startswith("Invalid endpoint"):
+        # botocore checks an endpoint URL's form when it makes the client, before any call.
         return AwsError(
             call,
             region,
-            "no AWS credentials found",
-            "run `aws configure` or `aws sso login`, or set AWS_PROFILE, then re-run",
+            f"{' '.join(str(exc).split())} (from AWS_ENDPOINT_URL* or endpoint_url in the AWS config)",
+            "set it to a URL like http://localhost:5000, or unset it",
+            kind="login",
         )
-    if isinstance(exc, EndpointConnectionError | UnknownEndpointError | NoRegionError):
-        return AwsError(
-            call,
-            region,
-            f"cannot reach the endpoint of region {region}",
-            "check the region name and your network; the service may not be offered in that region",
-        )
-    if isinstance(exc, ReadTimeoutError):
-        return AwsError(call, region, "AWS did not answer in time", "check your network and re-run")
     return AwsError(
         call,
         region,
@@ -81,17 +82,19 @@ def explain(call: str, region: str, exc: Exception) -> AwsError:
 
 
 def _from_code(call: str, region: str, code: str, message: str) -> AwsError:
+    from gpucluster.aws.login_errors import profile
+
     said = f"{code}: {message}" if message else code
-    if code in EXPIRED:
+    if code in EXPIRED | INVALID_CREDENTIALS:
         fix = (
-            "your AWS session expired; refresh it (`aws sso login`, or new temporary credentials) and re-run"
-        )
-    elif code in INVALID_CREDENTIALS:
-        fix = (
-            "the credentials are not valid here; check AWS_PROFILE and the access key, "
+            f"your AWS session expired; refresh it (`aws sso login --profile {profile()}`, or new "
+            "temporary credentials) and re-run"
+            if code in EXPIRED
+            else "the credentials are not valid here; check AWS_PROFILE and the access key, "
             f"and that region {region} is enabled for the account"
         )
-    elif code in ACCESS_DENIED:
+        return AwsError(call, region, said, fix, kind="login")
+    if code in ACCESS_DENIED:
         fix = (
             f"your IAM identity may not call {call}; add that action to its policy or use a role that has it"
         )

@@ -9,10 +9,13 @@ from pathlib import Path
 from rich.console import Console
 
 from gpucluster.aws.clients import Clients
+from gpucluster.aws.errors import AwsError
 from gpucluster.bad_input import BadInput
 from gpucluster.capacity import lookup, offerings, purchase, reservations
 from gpucluster.config import CapacityBlockCapacity, ClusterConfig
 from gpucluster.config.capacity_block_rules import current_time
+from gpucluster.env_problem import report_problem
+from gpucluster.group_option import group_index
 from gpucluster.tables import print_table, table
 
 
@@ -48,19 +51,25 @@ def regions_asked(regions: Sequence[str], cfg: ClusterConfig | None) -> list[str
 
 
 def find(out: Console, regions: Sequence[str], request: offerings.Request) -> int:
-    found = offerings.find_offerings(Clients(), regions, request)
+    """The offerings of every region that answered; exit 1 when none did, or one failed."""
+    found, failed = offerings.find_offerings(Clients(), regions, request)
     offerings.remember(found)
-    title = f"{request.count} x {request.instance_type} for {request.days} days in {', '.join(regions)}"
-    if not found:
+    searched = [region for region in regions if region not in {exc.region for exc in failed}]
+    title = f"{request.count} x {request.instance_type} for {request.days} days in {', '.join(searched)}"
+    if found:
+        print_table(
+            out, table(f"Capacity Block offerings: {title}", offerings.COLUMNS, offerings.rows(found))
+        )
+        out.print(
+            "buy one with `gpucluster capacity buy OFFERING --config FILE`", highlight=False, soft_wrap=True
+        )
+    elif searched:
         out.print(
             f"no Capacity Block offerings: {title}; try other dates, days, counts or regions", highlight=False
         )
-        return 1
-    print_table(out, table(f"Capacity Block offerings: {title}", offerings.COLUMNS, offerings.rows(found)))
-    out.print(
-        "buy one with `gpucluster capacity buy OFFERING --config FILE`", highlight=False, soft_wrap=True
-    )
-    return 0
+    for exc in failed:
+        report_problem(exc)
+    return 0 if found and not failed else 1
 
 
 def buy(
@@ -139,12 +148,24 @@ def show(out: Console, region: str, ids: Sequence[str]) -> int:
 def wait(out: Console, region: str, ids: Sequence[str], timeout: timedelta, poll: timedelta) -> int:
     started = datetime.now(UTC)
 
-    def progress(current: list[reservations.Reservation]) -> None:
+    def stamp() -> str:
         waited = int((datetime.now(UTC) - started).total_seconds())
-        states = ", ".join(f"{r.reservation_id} {r.state}" for r in current)
-        out.print(f"[{waited // 60:02d}:{waited % 60:02d}] {states}", highlight=False, soft_wrap=True)
+        return f"[{waited // 60:02d}:{waited % 60:02d}]"
 
-    result = reservations.wait_active(Clients(), region, ids, timeout, poll, progress)
+    def progress(current: list[reservations.Reservation]) -> None:
+        states = ", ".join(f"{r.reservation_id} {r.state}" for r in current)
+        out.print(f"{stamp()} {states}", highlight=False, soft_wrap=True)
+
+    def retrying(failure: AwsError, pause: float) -> None:
+        out.print(
+            f"{stamp()} {failure.call} ({failure.region}): {failure.what}; retrying in {pause:.0f} s "
+            f"(until the --timeout of {timeout})",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
+
+    result = reservations.wait_active(Clients(), region, ids, timeout, poll, progress, on_retry=retrying)
     missing = sorted(set(ids) - {r.reservation_id for r in result.reservations})
     if missing:
         # EC2 answered without them: waiting longer would not make them appear.
@@ -179,16 +200,20 @@ def wait(out: Console, region: str, ids: Sequence[str], timeout: timedelta, poll
 
 
 def block_group(cfg: ClusterConfig, config: Path, group: str | None) -> int:
+    if group is not None:
+        index = group_index(cfg, config, group)
+        if not isinstance(cfg.compute_groups[index].capacity, CapacityBlockCapacity):
+            raise BadInput.option(
+                "--group", f"group {group} of {config} has no Capacity Block", "pass a group that has one"
+            )
+        return index
     blocks = [i for i, g in enumerate(cfg.compute_groups) if isinstance(g.capacity, CapacityBlockCapacity)]
-    chosen = [i for i in blocks if group is None or cfg.compute_groups[i].name == group]
-    if len(chosen) == 1:
-        return chosen[0]
-    what = "no Capacity Block group" if not chosen else "several Capacity Block groups"
-    raise BadInput(
-        config,
-        "compute_groups",
-        f"has {what}" + (f" named {group}" if group else ""),
-        "name the group with --group NAME",
+    if len(blocks) == 1:
+        return blocks[0]
+    if not blocks:
+        raise BadInput(config, "compute_groups", "has no Capacity Block group", "buy one: capacity buy")
+    raise BadInput.option(
+        "--group", f"{config} has several Capacity Block groups", "name the one to extend with --group NAME"
     )
 
 

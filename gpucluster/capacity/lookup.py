@@ -16,12 +16,11 @@ from datetime import datetime
 from pathlib import Path
 
 from gpucluster.aws.clients import Clients
-from gpucluster.bad_input import BadInput
+from gpucluster.bad_input import COMMAND_LINE, BadInput
 from gpucluster.capacity import offerings
 from gpucluster.config import CapacityBlockCapacity, ClusterConfig
 from gpucluster.config.capacity import CAPACITY_BLOCK_SIZES
-
-COMMAND_LINE = "(command line)"
+from gpucluster.group_option import group_index
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,9 @@ class Search:
 
 def request_for(cfg: ClusterConfig, source: Path, group: str | None, search: Search) -> offerings.Request:
     """The search that should find the offering again: the options, else the group's values."""
-    groups = [g for g in cfg.compute_groups if group in (None, g.name)]
+    groups = (
+        list(cfg.compute_groups) if group is None else [cfg.compute_groups[group_index(cfg, source, group)]]
+    )
     if search.instance_type is not None:
         groups = [g for g in groups if g.instance_type == search.instance_type]
     chosen = groups[0] if len(groups) == 1 else None
@@ -46,8 +47,7 @@ def request_for(cfg: ClusterConfig, source: Path, group: str | None, search: Sea
         raise BadInput(
             COMMAND_LINE,
             "--instance-type",
-            f"the offering was not found by `capacity find` here and {source} has "
-            + ("no group named " + group if group and not groups else "several compute groups"),
+            f"the offering was not found by `capacity find` here and {source} has several compute groups",
             "pass --group NAME, or --instance-type, --count and --days as the offering shows them",
         )
     count = search.count
@@ -76,7 +76,9 @@ def request_for(cfg: ClusterConfig, source: Path, group: str | None, search: Sea
 
 def locate(clients: Clients, region: str, request: offerings.Request, offering_id: str) -> offerings.Offering:
     """The offering `offering_id` among what EC2 offers now for `request`, or BadInput."""
-    found = offerings.find_offerings(clients, [region], request)
+    found, failed = offerings.find_offerings(clients, [region], request)
+    if failed:
+        raise failed[0]
     offerings.remember(found)
     for offering in found:
         if offering.offering_id == offering_id:

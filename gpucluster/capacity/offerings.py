@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gpucluster.aws.clients import Clients
-from gpucluster.aws.errors import aws_call
+from gpucluster.aws.errors import AwsError, aws_call
 from gpucluster.bad_input import BadInput
 from gpucluster.catalog import load_catalog
 from gpucluster.config.capacity import CAPACITY_BLOCK_SIZES
@@ -130,8 +130,12 @@ def _offering(region: str, raw: dict[str, Any]) -> Offering:
     )
 
 
-def find_offerings(clients: Clients, regions: Sequence[str], request: Request) -> list[Offering]:
-    """Every offering of every region, sorted by start, then price."""
+def find_offerings(
+    clients: Clients, regions: Sequence[str], request: Request
+) -> tuple[list[Offering], list[AwsError]]:
+    """Every offering of every region, sorted by start, then price, and the failure of each
+    region that could not be searched: one region down does not hide the others' offerings.
+    A login problem fails every region the same way, so it is raised at once."""
     check_request(request)
     arguments: dict[str, Any] = {
         "InstanceType": request.instance_type,
@@ -143,12 +147,18 @@ def find_offerings(clients: Clients, regions: Sequence[str], request: Request) -
     if request.end_before:
         arguments["EndDateRange"] = request.end_before
     found: list[Offering] = []
+    failed: list[AwsError] = []
     for region in regions:
-        paginator = clients.get("ec2", region).get_paginator("describe_capacity_block_offerings")
-        with aws_call(CALL, region):
-            for page in paginator.paginate(**arguments):
-                found.extend(_offering(region, raw) for raw in page.get("CapacityBlockOfferings", []))
-    return sorted(found, key=lambda o: (o.start, o.upfront_fee, o.region, o.availability_zone))
+        try:
+            paginator = clients.get("ec2", region).get_paginator("describe_capacity_block_offerings")
+            with aws_call(CALL, region):
+                for page in paginator.paginate(**arguments):
+                    found.extend(_offering(region, raw) for raw in page.get("CapacityBlockOfferings", []))
+        except AwsError as exc:
+            if exc.kind == "login":
+                raise
+            failed.append(exc)
+    return sorted(found, key=lambda o: (o.start, o.upfront_fee, o.region, o.availability_zone)), failed
 
 
 def rows(offerings: Iterable[Offering]) -> list[tuple[str, ...]]:

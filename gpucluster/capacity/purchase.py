@@ -20,6 +20,7 @@ from gpucluster.bad_input import BadInput
 from gpucluster.capacity.offerings import Offering
 from gpucluster.config import CapacityBlockCapacity, ClusterConfig, OdcrCapacity
 from gpucluster.config.edit import Edit, UtcTime, apply_edits, edit_config
+from gpucluster.group_option import group_index
 
 # The DLAMI is Ubuntu: blocks for it are bought for the Linux/UNIX platform, and
 # instances must launch with the block's platform (FACTS.md, Hard limits).
@@ -39,18 +40,16 @@ class Bought:
 def pick_group(cfg: ClusterConfig, source: Path, instance_type: str, group: str | None) -> int:
     """Index of the compute group that takes the block: --group, or the only one of that type."""
     if group is not None:
-        for index, candidate in enumerate(cfg.compute_groups):
-            if candidate.name == group:
-                if candidate.instance_type != instance_type:
-                    raise BadInput(
-                        source,
-                        f"compute_groups.{index}.instance_type",
-                        f"group {group} runs {candidate.instance_type}, the block holds {instance_type}",
-                        "pick the group of that type with --group, or find blocks of its type",
-                    )
-                return index
-        names = ", ".join(g.name for g in cfg.compute_groups)
-        raise BadInput(source, "compute_groups", f"has no group named {group}", f"use one of: {names}")
+        index = group_index(cfg, source, group)
+        candidate = cfg.compute_groups[index]
+        if candidate.instance_type != instance_type:
+            raise BadInput(
+                source,
+                f"compute_groups.{index}.instance_type",
+                f"group {group} runs {candidate.instance_type}, the block holds {instance_type}",
+                "pick the group of that type with --group, or find blocks of its type",
+            )
+        return index
     matching = [i for i, g in enumerate(cfg.compute_groups) if g.instance_type == instance_type]
     if len(matching) == 1:
         return matching[0]

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from gpucluster.aws.clients import Clients
-from gpucluster.aws.errors import aws_call
+from gpucluster.aws.errors import AwsError, aws_call
 from gpucluster.config import CapacityBlockCapacity, ClusterConfig, OdcrCapacity
 
 CALL = "ec2:DescribeCapacityReservations"
@@ -108,6 +108,10 @@ class WaitResult:
     failed: list[Reservation]  # in a state that never becomes active
 
 
+def _quiet(failure: AwsError, pause: float) -> None:
+    """The default of wait_active's `on_retry`: retry without a word."""
+
+
 def wait_active(
     clients: Clients,
     region: str,
@@ -115,13 +119,31 @@ def wait_active(
     timeout: timedelta,
     poll: timedelta,
     on_poll: Callable[[list[Reservation]], None],
-    sleep: Callable[[float], None] = time.sleep,
-    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] | None = None,
+    clock: Callable[[], float] | None = None,
+    *,
+    on_retry: Callable[[AwsError, float], None] = _quiet,
 ) -> WaitResult:
-    """Poll until every reservation is active, one can never become active, or `timeout` passes."""
+    """Poll until every reservation is active, one can never become active, or `timeout` passes.
+
+    A network failure (no answer, a timeout) is retried at the poll interval until the
+    timeout, each retry reported through `on_retry` (the failure and the pause before the
+    next try); the last one is raised. Any other failure is raised at once. `sleep` and
+    `clock` default to time.sleep and time.monotonic, read at the call."""
+    sleep = sleep or time.sleep
+    clock = clock or time.monotonic
     deadline = clock() + timeout.total_seconds()
     while True:
-        current = describe(clients, region, ids)
+        try:
+            current = describe(clients, region, ids)
+        except AwsError as failure:
+            left = deadline - clock()
+            if failure.kind != "network" or left <= 0:
+                raise
+            pause = min(poll.total_seconds(), left)
+            on_retry(failure, pause)
+            sleep(pause)
+            continue
         on_poll(current)
         missing = set(ids) - {r.reservation_id for r in current}
         failed = [r for r in current if r.state in FAILED_STATES]

@@ -2,9 +2,10 @@
 its own package (config, synth, bootstrap, diff, scan, gate, plan, preflight, capacity,
 ami, container).
 
-Every verb fails the same way (gpucluster.cli.runner): bad input exits 2 with
-`error FILE: FIELD: what; fix`, a usage error exits 2 with one `usage error:` line,
-a failed check exits 1, and no traceback reaches the user.
+Every verb fails the same way (gpucluster.cli.runner): one line
+`error SUBJECT: what; fix` (a file, `gpucluster VERB: --OPTION`, `aws CALL (REGION)`,
+a directory or tool), exit 2 for bad input or a bad command line, 1 for a failed check
+or a failure outside gpucluster, and no traceback reaches the user.
 """
 
 from __future__ import annotations

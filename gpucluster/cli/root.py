@@ -24,7 +24,8 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Turn one YAML file into a Slurm GPU training cluster on AWS (CDK).\n\n"
-    "Exit codes: 0 ok, 1 a check failed, 2 bad input or usage error, 3 a bug in gpucluster.",
+    "Exit codes: 0 ok, 1 a check failed or AWS, Node or the disk did, 2 bad input "
+    "(a file or the command line), 3 a bug in gpucluster.",
 )
 out = Console()
 err = Console(stderr=True)

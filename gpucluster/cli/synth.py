@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from gpucluster.bad_input import output_dir
-from gpucluster.cli.root import ConfigArg, app, err, load_checked, out, warn_each
+from gpucluster.cli.root import ConfigArg, app, load_checked, out, warn_each
 from gpucluster.cli.runner import VerbCommand
 from gpucluster.progress import working
 from gpucluster.tables import print_table
@@ -35,17 +35,14 @@ def synth(
     cfg = load_checked(config)
     output_dir(output, "--output")
     from gpucluster.synth.app import synthesize
+    from gpucluster.synth.nag import NagFindings, report_findings
     from gpucluster.synth.summary import cluster_summary
 
     try:
         with working(f"synth: {config}"):
             result = synthesize(cfg, output, nag=nag, source=config)
-    except RuntimeError as exc:
-        err.print(f"[red]synth failed[/red]: {exc}", highlight=False, soft_wrap=True)
-        report = Path(output) / "validation-report.json"
-        if report.exists():
-            err.print(f"see {report} for each finding", highlight=False)
-        raise typer.Exit(1) from None
+    except NagFindings as exc:
+        raise typer.Exit(report_findings(exc)) from None
     warn_each(list(result.notes))
     for shown in cluster_summary(cfg, result):
         print_table(out, shown)

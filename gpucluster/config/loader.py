@@ -5,6 +5,7 @@ Users see one line per problem: the field path, what is wrong, how to fix it.
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import get_args
@@ -16,6 +17,7 @@ from gpucluster.bad_input import BadInput
 from gpucluster.config import CapacityBlockCapacity, ClusterConfig, OdcrCapacity, OnDemandCapacity
 from gpucluster.config.type_errors import describe_type_error
 from gpucluster.config.yaml_input import MAX_BYTES, YamlInputError, bounded, decode, printable, read_yaml
+from gpucluster.plain_messages import plain
 
 # Pydantic puts the discriminator tag of `capacity` into error locations.
 CAPACITY_TYPES = tuple(
@@ -54,6 +56,9 @@ def _describe(error: ErrorDetails) -> str:
         return f"needs a `type`: one of {', '.join(CAPACITY_TYPES)}"
     if kind.startswith("literal_"):
         return message.replace("Input should be", "must be")
+    words = plain(error)
+    if words is not None:
+        return "; ".join(words)
     if message.startswith("Value error, "):
         message = message[len("Value error, ") :]
     return message.replace("Input should be", "must be")
@@ -89,19 +94,35 @@ def parse_config(text: str, source: str = "<config>", now: datetime | None = Non
 
 
 def load_config(path: str | Path, now: datetime | None = None) -> ClusterConfig:
+    if str(path) == "-":
+        # One rule for every verb: those that pin or buy write the file back, so none reads stdin.
+        raise BadInput(
+            "-",
+            "(file)",
+            "a config is read from a file, not from standard input",
+            "save it to a file and pass that file's path",
+        )
     path = Path(path)
     try:
         with path.open("rb") as stream:
             # Read one byte past the limit: enough to refuse a huge file without loading it.
             raw = stream.read(MAX_BYTES + 1)
+            size = os.fstat(stream.fileno()).st_size
     except FileNotFoundError:
         raise BadInput(path, "(file)", "does not exist", "check the path") from None
     except IsADirectoryError:
         raise BadInput(path, "(file)", "is a directory", "pass the YAML file itself") from None
+    except PermissionError as exc:
+        raise BadInput(
+            path,
+            "(file)",
+            f"cannot be read ({exc.strerror})",
+            "make it readable to you (chmod u+r), or pass a copy",
+        ) from None
     except OSError as exc:
         raise BadInput(path, "(file)", f"cannot be read ({exc.strerror})", "check the path") from None
     try:
-        text = decode(raw)
+        text = decode(raw, size)
     except YamlInputError as exc:
         raise BadInput.from_problems(str(path), exc.problems) from None
     return parse_config(text, str(path), now)

@@ -149,12 +149,18 @@ def _count_values(data: object) -> None:
             pending.extend(item)
 
 
-def decode(raw: bytes) -> str:
-    """UTF-8 text of at most MAX_BYTES, checked before any parsing."""
+def _size(size: int) -> str:
+    return f"{size:,} bytes" + (f" ({size / 2**20:,.1f} MiB)" if size >= 2**20 else "")
+
+
+def decode(raw: bytes, size: int | None = None) -> str:
+    """UTF-8 text of at most MAX_BYTES, checked before any parsing. A reader that stops
+    after MAX_BYTES + 1 passes the file's real `size` for the message."""
     if len(raw) > MAX_BYTES:
+        shown = _size(size) if size is not None and size > MAX_BYTES else f"more than {_size(MAX_BYTES)}"
         raise YamlInputError(
             [
-                f"(file): {len(raw):,} bytes is over the {MAX_BYTES:,}-byte limit for a config; "
+                f"(file): {shown} is over the {_size(MAX_BYTES)} limit for a config; "
                 "pass the cluster's YAML file (a few KiB), not another file"
             ]
         )
@@ -175,6 +181,23 @@ def _reader_problem(text: str, exc: yaml.reader.ReaderError) -> str:
     )
 
 
+_UNKNOWN_TAG = re.compile(r"could not determine a constructor for the tag '(?P<tag>[^']*)'")
+
+
+def _with_fix(exc: yaml.YAMLError, reason: str) -> str:
+    """`what; fix` for a YAML error: a syntax error, or a value the safe loader will not build."""
+    if not isinstance(exc, ConstructorError):
+        return f"{reason}; fix the YAML syntax"
+    unknown = _UNKNOWN_TAG.search(reason)
+    if unknown is not None:
+        tag = unknown["tag"].replace("tag:yaml.org,2002:", "!!")
+        return (
+            f"the tag {tag} is not allowed in a config (YAML tags build objects or run code, "
+            "and no setting takes one); remove the tag and write the value as plain text"
+        )
+    return reason if "; " in reason else f"{reason}; write the value as plain text"
+
+
 def read_yaml(text: str) -> object:
     """Parse one YAML document into plain data, or raise YamlInputError."""
     if len(text.encode("utf-8", errors="surrogatepass")) > MAX_BYTES:
@@ -191,8 +214,7 @@ def read_yaml(text: str) -> object:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
         reason = printable(getattr(exc, "problem", None) or str(exc).splitlines()[0])
-        fix = "" if isinstance(exc, ConstructorError) else "; fix the YAML syntax"
-        raise YamlInputError([f"(yaml) {where}: {reason}{fix}"]) from None
+        raise YamlInputError([f"(yaml) {where}: {_with_fix(exc, reason)}"]) from None
     except ValueError:
         # Python refuses to convert integers of more than 4300 digits.
         raise YamlInputError(

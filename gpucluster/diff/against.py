@@ -23,5 +23,7 @@ def against_baseline(
 
     with tempfile.TemporaryDirectory(prefix="gpucluster-diff-") as outdir:
         # cdk-nag only reports and never changes a template: `synth` is where it runs.
-        after = dict(synthesize(cfg, Path(outdir), nag=False, source=source).templates)
+        after = dict(
+            synthesize(cfg, Path(outdir), nag=False, source=source, outdir_option="TMPDIR").templates
+        )
     return diff_templates(before, after, allow_replace, region=cfg.region)

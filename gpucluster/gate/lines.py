@@ -8,6 +8,7 @@ stay those of the file so every message can name the line a user opens.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,15 @@ from gpucluster.bad_input import BadInput
 # Open MPI --tag-output: [jobid,rank]<stdout>: or <stderr>:; srun -l: "12: " (task id).
 _MPIRUN_PREFIX = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:")
 _SRUN_PREFIX = re.compile(r"^\s{0,8}\d{1,6}: ")
+
+
+# Compressed logs by their first bytes (each format's magic number) -> the command that unpacks them.
+_COMPRESSED = {
+    b"\x1f\x8b": "gunzip",
+    b"BZh": "bunzip2",
+    b"\xfd7zXZ\x00": "unxz",
+    b"\x28\xb5\x2f\xfd": "unzstd",
+}
 
 
 def strip_prefix(line: str) -> str:
@@ -40,6 +50,14 @@ def read_text(path: Path) -> str:
         raise BadInput(path, "(file)", "is a directory", "pass the log files inside it") from None
     except OSError as exc:
         raise BadInput(path, "(file)", f"cannot be read ({exc.strerror})", "check its permissions") from None
+    unpack = next((tool for magic, tool in _COMPRESSED.items() if data.startswith(magic)), None)
+    if unpack is not None:
+        raise BadInput(
+            path,
+            "(file)",
+            f"is compressed ({unpack} unpacks it), not nccl-tests output",
+            f"{unpack} it first (`{unpack} -k {shlex.quote(str(path))}`) and pass the log it writes",
+        )
     nul = data.find(b"\x00")
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1

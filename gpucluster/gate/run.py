@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from gpucluster.bad_input import BadInput, output_dir
+from gpucluster.bad_input import BadInput, output_dir, write_failure
 from gpucluster.catalog import InstanceType, load_catalog
 from gpucluster.gate.decide import Context, Verdict, decide_run
 from gpucluster.gate.efa_checks import decide_efa_checks
@@ -46,42 +46,29 @@ def resolve_target(config: Path | None, group: str | None, instance_type: str | 
     """The instance type whose figures apply: from --instance-type or the config's group, with
     the config's `validation.min_fraction` and `validation.min_busbw_gbps`."""
     if instance_type is not None and (config is not None or group is not None):
-        raise BadInput(
-            instance_type,
-            "(--instance-type)",
+        raise BadInput.option(
+            "--instance-type",
             "is given together with --config/--group",
             "pass either --instance-type or --config with --group",
         )
     if config is None:
         if group is not None:
-            raise BadInput(group, "(--group)", "needs --config", "pass the cluster config the group is in")
+            raise BadInput.option("--group", "needs --config", "pass the cluster config the group is in")
         return Target(_catalog_type(instance_type) if instance_type is not None else None)
     from gpucluster.config.loader import load_config
+    from gpucluster.group_option import chosen_group
 
     cfg = load_config(config)
-    groups = cfg.compute_groups
-    names = ", ".join(entry.name for entry in groups)
-    chosen = None
-    if group is None:
-        if len(groups) != 1:
-            raise BadInput(
-                config, "(--group)", f"the config has {len(groups)} compute groups", f"pass --group {names}"
-            )
-        chosen = groups[0]
-    else:
-        chosen = next((entry for entry in groups if entry.name == group), None)
-        if chosen is None:
-            raise BadInput(config, "(--group)", f"no compute group '{group}'", f"pass one of: {names}")
+    chosen = chosen_group(cfg, config, group)
     return Target(chosen.instance, cfg.validation.min_fraction, cfg.validation.min_busbw_gbps, chosen.efa)
 
 
 def _catalog_type(name: str) -> InstanceType:
     catalog = load_catalog()
     if name not in catalog:
-        raise BadInput(
-            name,
-            "(--instance-type)",
-            "is not in the instance catalog",
+        raise BadInput.option(
+            "--instance-type",
+            f"{name} is not in the instance catalog",
             f"pass one of: {', '.join(catalog.names())}, or use --min-busbw",
         )
     return catalog.get(name)
@@ -134,12 +121,7 @@ def write_reports(result: GateResult, directory: Path) -> list[Path]:
             (directory / name).write_text(text)
             written.append(directory / name)
     except OSError as exc:
-        raise BadInput(
-            exc.filename or directory,
-            "(--report)",
-            f"cannot be written ({exc.strerror})",
-            "pass a directory you can write to --report",
-        ) from None
+        raise write_failure(directory, "--report", exc) from None
     return written
 
 

@@ -10,6 +10,7 @@ from gpucluster.bad_input import BadInput
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.config.capacity import CapacityBlockCapacity
 from gpucluster.gate.jobs import job_path
+from gpucluster.group_option import chosen_group
 from gpucluster.launch.torchrun import JOB
 from gpucluster.plan.layout import Layout, Plan, PlanRefusal, plan_layout
 
@@ -49,31 +50,14 @@ class GroupPlan:
         return line
 
 
-def find_group(cfg: ClusterConfig, source: Path, name: str | None) -> ComputeGroupConfig:
-    names = ", ".join(group.name for group in cfg.compute_groups)
-    if name is None:
-        if len(cfg.compute_groups) == 1:
-            return cfg.compute_groups[0]
-        raise BadInput(
-            source,
-            "(--group)",
-            f"the config has {len(cfg.compute_groups)} compute groups",
-            f"pass --group {names}",
-        )
-    for group in cfg.compute_groups:
-        if group.name == name:
-            return group
-    raise BadInput(source, "(--group)", f"no compute group '{name}'", f"pass one of: {names}")
-
-
 def plan_group(cfg: ClusterConfig, source: Path, group_name: str | None, layout: Layout) -> GroupPlan:
     """The layout on the group; a refusal is BadInput naming the option (exit 2)."""
-    group = find_group(cfg, source, group_name)
+    group = chosen_group(cfg, source, group_name)
     try:
         plan = plan_layout(layout, group.instance.gpu_count, group.count)
     except PlanRefusal as refusal:
         what = refusal.what
         if refusal.option == "--dp" and isinstance(group.capacity, CapacityBlockCapacity):
             what += f" (Capacity Block {group.capacity.reservation_id})"
-        raise BadInput(source, f"({refusal.option})", f"group {group.name}: {what}", refusal.fix) from None
+        raise BadInput.option(refusal.option, f"group {group.name}: {what}", refusal.fix) from None
     return GroupPlan(group=group, plan=plan)

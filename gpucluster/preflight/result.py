@@ -26,9 +26,10 @@ def failed(check: str, detail: str, fix: str) -> Result:
     return Result(check, FAIL, detail, fix)
 
 
-def guarded(check: str, run: Callable[[], list[Result]]) -> list[Result]:
-    """The check's rows, or one failed row when AWS refused a call it needs."""
+def guarded(check: str, run: Callable[[], list[Result]]) -> tuple[list[Result], AwsError | None]:
+    """The check's rows, or one failed row when a call it needs failed, with that failure."""
     try:
-        return run()
+        return run(), None
     except AwsError as exc:
-        return [failed(check, exc.line.split("; ")[0], exc.line.split("; ", 1)[-1])]
+        # The same what and fix as the one-line error of every other AWS verb.
+        return [failed(check, f"{exc.call}: {exc.what}", exc.fix)], exc

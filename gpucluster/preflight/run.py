@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from gpucluster.aws.clients import Clients
+from gpucluster.aws.errors import AwsError
 from gpucluster.config import ClusterConfig
 from gpucluster.preflight import account, quotas, reservations
 from gpucluster.preflight.result import FAIL, PASS, SKIP, Result, guarded
@@ -22,14 +23,21 @@ CHECKS = (
 )
 
 
+def _not_run(failure: AwsError | None) -> str:
+    """Why the other checks were not run after the credentials check failed."""
+    if failure is not None and failure.kind == "network":
+        return "not run: AWS cannot be reached (see credentials)"
+    return "needs working credentials"
+
+
 def preflight(cfg: ClusterConfig) -> list[Result]:
     clients = Clients()
-    results = guarded("credentials", lambda: account.credentials(clients, cfg))
+    results, failure = guarded("credentials", lambda: account.credentials(clients, cfg))
     if results[0].status != PASS:
         # Every other call would fail the same way: one clear line instead of seven.
-        return results + [Result(name, SKIP, "needs working credentials") for name, _ in CHECKS]
+        return results + [Result(name, SKIP, _not_run(failure)) for name, _ in CHECKS]
     for name, check in CHECKS:
-        results += guarded(name, lambda check=check: check(clients, cfg))  # type: ignore[misc]
+        results += guarded(name, lambda check=check: check(clients, cfg))[0]  # type: ignore[misc]
     return results
 
 

@@ -7,7 +7,7 @@ the same context from cdk.json, so they write the same templates.
 from __future__ import annotations
 
 import json
-import sys
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,8 +17,10 @@ from gpucluster.bad_input import BadInput, report
 from gpucluster.bootstrap.userdata import UserDataTooLarge
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
+from gpucluster.env_problem import EnvironmentProblem, report_problem
 from gpucluster.output_files import replacing
 from gpucluster.synth.cdk_runtime import cdk_context, new_app, use_wheel_node
+from gpucluster.synth.runtime_problems import cdk_runtime
 
 if TYPE_CHECKING:  # imported lazily at run time: loading aws_cdk costs about a second
     import aws_cdk as cdk
@@ -136,31 +138,41 @@ def app_from_context() -> cdk.App:
 
 
 def cdk_app_main() -> None:
-    """Run the app for the CDK CLI; input problems end with exit 2 and no traceback, and
-    what `cdk deploy` ships is always checked by cdk-nag (a finding: exit 1)."""
-    from gpucluster.synth.nag import NagFindings
+    """Run the app for the CDK CLI; input problems end with exit 2 and no traceback, the
+    CDK runtime's refusals with exit 1, and what `cdk deploy` ships is always checked by
+    cdk-nag (a finding: exit 1)."""
+    from gpucluster.synth.nag import NagFindings, report_findings
 
     try:
-        synth_app(app_from_context(), nag=True)
+        # The CDK CLI names the cloud assembly's directory (its --output) in CDK_OUTDIR.
+        with cdk_runtime(os.environ.get("CDK_OUTDIR", "cdk.out")):
+            synth_app(app_from_context(), nag=True)
     except BadInput as exc:
         raise SystemExit(report(exc)) from None
+    except EnvironmentProblem as exc:
+        raise SystemExit(report_problem(exc)) from None
     except NagFindings as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(1) from None
+        raise SystemExit(report_findings(exc)) from None
 
 
 def synthesize(
-    cfg: ClusterConfig, outdir: str | Path, nag: bool = False, source: str | Path = "<config>"
+    cfg: ClusterConfig,
+    outdir: str | Path,
+    nag: bool = False,
+    source: str | Path = "<config>",
+    outdir_option: str = "--output",
 ) -> SynthResult:
     """The templates in `outdir`; byte-identical with or without `nag`, which only checks.
 
     What an earlier synthesize wrote into `outdir` and this one did not (another cluster's
-    templates) is removed; a directory that cannot be written is bad input (--output)."""
+    templates) is removed; a directory that cannot be written is bad input (`outdir_option`).
+    The CDK runtime's refusals (no Node, an unsafe jsii cache, a full disk) raise
+    EnvironmentProblem, whose fix names `outdir_option` to pick another directory."""
     from gpucluster.synth.nag import REPORT, NagFindings
 
     outdir = Path(outdir)
     refused = False
-    with replacing(outdir, "synth", "--output") as output:
+    with cdk_runtime(outdir, outdir_option), replacing(outdir, "synth", outdir_option) as output:
         app = build_app(cfg, outdir=str(output.staging), context=cdk_context(), source=source)
         try:
             synth_app(app, nag=nag)

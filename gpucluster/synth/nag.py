@@ -15,6 +15,7 @@ loading cdk-nag and the L1s costs more than the synth itself.
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,16 @@ class NagFindings(RuntimeError):
     def __init__(self, report: Path) -> None:
         super().__init__(f"ValidationFailed: cdk-nag found unacknowledged findings; see {report}")
         self.report = report
+
+
+def report_findings(exc: NagFindings) -> int:
+    """The line every synth prints for cdk-nag's findings (stderr); the exit code of a failed check."""
+    print(
+        f"error {exc.report}: cdk-nag found unacknowledged findings; fix each one it lists, or "
+        "acknowledge it with a reason (constructs_lib/nag.py)",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def check(assembly: Path) -> None:

@@ -118,7 +118,7 @@ def test_a_missing_ssm_parameter_is_one_line(moto_aws: None, config: Path) -> No
     result = run("ami", "pin", str(config))
     assert result.exit_code == 1
     (line,) = result.stderr.splitlines()
-    assert line.startswith(f"error: aws ssm:GetParameter ({REGION}): ParameterNotFound")
+    assert line.startswith(f"error aws ssm:GetParameter ({REGION}): ParameterNotFound")
     assert line.endswith(
         "it does not exist in us-east-2 for this account; check the name or id, and the region"
     )
@@ -208,7 +208,7 @@ def test_a_parameter_naming_an_image_the_account_cannot_see_is_one_line(moto_aws
     assert result.exit_code == 1
     (line,) = result.stderr.splitlines()
     assert line.startswith(
-        f"error: aws ec2:DescribeImages ({REGION}): ami-0123456789abcdef0 (from {DLAMI_UBUNTU_2404}) "
+        f"error aws ec2:DescribeImages ({REGION}): ami-0123456789abcdef0 (from {DLAMI_UBUNTU_2404}) "
     )
     assert "check image.ssm_parameter" in line
     assert config.read_text() == COMMENTED_CONFIG

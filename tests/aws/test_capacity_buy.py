@@ -61,7 +61,7 @@ def test_a_purchase_that_fails_after_confirmation_leaves_the_file_unchanged(
     aws.ec2().add_client_error("purchase_capacity_block", "InsufficientInstanceCapacity", "sold out")
     result = run("capacity", "buy", OFFERING, "--config", str(config), "--yes")
     assert result.exit_code == 1
-    assert "error: aws ec2:PurchaseCapacityBlock (us-east-2): InsufficientInstanceCapacity: sold out;" in (
+    assert "error aws ec2:PurchaseCapacityBlock (us-east-2): InsufficientInstanceCapacity: sold out;" in (
         result.stderr
     )
     assert config.read_text() == COMMENTED_CONFIG
@@ -87,7 +87,7 @@ def test_saying_no_buys_nothing(aws: StubbedAws, config: Path) -> None:
         ),
         ({"count": 1}, [], "compute_groups.0.count: 2 nodes, the block holds 1"),
         ({}, ["--group", "dev"], "group dev runs g6e.48xlarge, the block holds p5.48xlarge"),
-        ({}, ["--group", "nope"], "has no group named nope"),
+        ({}, ["--group", "nope"], "error gpucluster capacity buy: --group: "),
     ],
 )
 def test_a_block_the_config_cannot_take_is_refused_before_buying(
@@ -196,7 +196,8 @@ def test_an_id_no_longer_offered_is_refused_before_buying(aws: StubbedAws, confi
     [
         ([], "several compute groups"),
         (["--group", "train"], "--days: the offering's length is not known"),
-        (["--group", "nope"], "has no group named nope"),
+        # The option at fault is --group, not --instance-type.
+        (["--group", "nope"], "error gpucluster capacity buy: --group: "),
         (["--instance-type", "p4d.24xlarge", "--days", "7"], "--count: the offering's instance count"),
     ],
 )
@@ -206,6 +207,8 @@ def test_without_find_the_offering_must_be_described(
     result = run("capacity", "buy", OFFERING, "--config", str(config), "--yes", *extra)
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.stderr.split())
+    if "nope" in extra:
+        assert f"{config} has no compute group 'nope'; pass one of: train, dev" in result.stderr
     assert "Traceback" not in result.output
     assert aws.made == []
 

@@ -132,6 +132,6 @@ def test_throttling_and_expired_tokens_are_one_line_exit_1(aws: StubbedAws) -> N
         )
         assert result.exit_code == 1
         (line,) = result.stderr.splitlines()
-        assert line.startswith(f"error: aws ec2:DescribeCapacityBlockOfferings (us-east-2): {code}: nope; ")
+        assert line.startswith(f"error aws ec2:DescribeCapacityBlockOfferings (us-east-2): {code}: nope; ")
         assert fix in line
         assert "Traceback" not in result.output

@@ -72,7 +72,7 @@ def test_show_not_found_is_one_line(aws: StubbedAws) -> None:
     )
     result = run("capacity", "show", "cr-09999999999999999", "--region", "us-east-2")
     assert result.exit_code == 1
-    assert result.stderr.startswith("error: aws ec2:DescribeCapacityReservations (us-east-2): Invalid")
+    assert result.stderr.startswith("error aws ec2:DescribeCapacityReservations (us-east-2): Invalid")
 
 
 def test_show_needs_a_region_for_bare_ids(aws: StubbedAws) -> None:

@@ -34,19 +34,27 @@ def test_client_errors_name_call_and_fix(code: str, fix: str) -> None:
         with pytest.raises(AwsError) as caught, aws_call(CALL, "us-east-2"):
             ec2.describe_capacity_reservations()
     line = caught.value.line
-    assert line.startswith(f"{CALL} (us-east-2): {code}: the message second line; ")
+    assert line.startswith(f"aws {CALL} (us-east-2): {code}: the message second line; ")
     assert fix in line
     assert "\n" not in line
 
 
-def test_no_credentials_and_no_endpoint() -> None:
+def test_no_credentials_and_no_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    monkeypatch.delenv("AWS_DEFAULT_PROFILE", raising=False)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.delenv("AWS_ENDPOINT_URL_EC2", raising=False)
     with (
-        pytest.raises(AwsError, match="no AWS credentials found; run `aws configure`"),
+        pytest.raises(AwsError, match="no AWS credentials found for profile default; run `aws configure`"),
         aws_call(CALL, "eu-west-1"),
     ):
         raise NoCredentialsError()
     with (
-        pytest.raises(AwsError, match="cannot reach the endpoint of region xx-east-9"),
+        pytest.raises(
+            AwsError,
+            match="cannot connect to https://ec2.xx-east-9.amazonaws.com; check your network connection, "
+            "and that xx-east-9 is a region name",
+        ),
         aws_call(CALL, "xx-east-9"),
     ):
         raise EndpointConnectionError(endpoint_url="https://ec2.xx-east-9.amazonaws.com")

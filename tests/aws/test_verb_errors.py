@@ -80,7 +80,7 @@ def test_each_failure_of_each_verb_is_one_line(
     result = CliRunner().invoke(app, arguments)
     assert result.exit_code == 1, result.output
     (line,) = [line for line in result.stderr.splitlines() if not line.startswith("warning ")]
-    assert line.startswith(f"error: aws {action} (us-east-2): {code}: the message; "), line
+    assert line.startswith(f"error aws {action} (us-east-2): {code}: the message; "), line
     assert fix in line
     assert "Traceback" not in result.output
     assert commented.read_text() == COMMENTED_CONFIG and example.read_text() == EXAMPLE.read_text()
