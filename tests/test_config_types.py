@@ -66,12 +66,12 @@ def with_value(path: tuple, value: object) -> dict:
         (
             ("login_nodes", "count"),
             1.5,
-            "login_nodes.count: must be a whole number, not a number (1.5)",
+            "login_nodes.count: must be a whole number, not a number (1.5); write digits, like 2",
         ),
         (
             ("storage", "fsx_lustre", "efa"),
             1,
-            "storage.fsx_lustre.efa: must be true or false, not a number (1)",
+            "storage.fsx_lustre.efa: must be true or false, not a number (1); write true or false",
         ),
         (
             ("validation", "min_fraction"),
@@ -82,7 +82,8 @@ def with_value(path: tuple, value: object) -> dict:
         (
             ("software", "slurm"),
             25.11,
-            "software.slurm: must be text, not a number (25.11)",
+            "software.slurm: must be text, not a number (25.11); "
+            "write it as text (quote it if YAML reads it as something else)",
         ),
         # Lax mode turned these numbers into a network and a time in 1970.
         (
@@ -94,7 +95,7 @@ def with_value(path: tuple, value: object) -> dict:
             ("compute_groups", 0, "capacity", "start"),
             1700000000,
             "compute_groups.0.capacity.start: must be a date and time like 2026-12-01T11:30:00Z, "
-            "not a number (1700000000)",
+            "not a number (1700000000); write the date and time in UTC, as EC2 reports it",
         ),
         (
             ("storage", "fsx_lustre", "metadata_iops"),
@@ -105,7 +106,8 @@ def with_value(path: tuple, value: object) -> dict:
         (
             ("head_node",),
             5,
-            "head_node: must be a mapping of settings, not a number (5)",
+            "head_node: must be a mapping of settings, not a number (5); "
+            "write its settings indented under the key",
         ),
     ],
 )

@@ -22,6 +22,9 @@ LAYERS: dict[str, int] = {
     "gpucluster.tables": 0,
     "gpucluster.progress": 0,
     "gpucluster.output_files": 0,
+    # an environment problem (exit 1) and plain wording of a parser's messages
+    "gpucluster.env_problem": 0,
+    "gpucluster.plain_messages": 0,
     "gpucluster.catalog": 0,
     "gpucluster.cpu_topology": 0,
     "gpucluster.efa": 0,
@@ -30,6 +33,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.config": 1,
     "gpucluster.names": 1,
     "gpucluster.rendering": 1,
+    # a verb's --group, read against the config in one place
+    "gpucluster.group_option": 1,
     # AWS clients made in one place and their failures as one line
     "gpucluster.aws": 1,
     # what a cluster is made of: Slurm's files, the node bootstrap, the validation jobs and

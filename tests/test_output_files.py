@@ -122,7 +122,7 @@ def test_a_directory_that_cannot_hold_the_files_is_bad_input(tmp_path: Path) -> 
     with pytest.raises(BadInput) as caught, replacing(root, "render", "--output") as output:
         (output.staging / "sub").mkdir()
         (output.staging / "sub" / "x.txt").write_text("x\n")
-    assert "(--output): cannot be written" in str(caught.value)
+    assert f"--output: {root / 'sub'} cannot be written (File exists)" in str(caught.value)
     assert (root / "sub").read_text().startswith("a file")
 
 

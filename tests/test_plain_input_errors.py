@@ -37,7 +37,7 @@ def problems(text: str) -> list[str]:
         ),
         (
             BASE.replace("count: 2", "count: two", 1),
-            "compute_groups.0.count: 'two' is not a whole number; write digits, like 2",
+            "compute_groups.0.count: must be a whole number, not text ('two'); write digits, like 2",
         ),
         (
             BASE + "\nvalidation: {min_fraction: 1.5}\n",

@@ -48,6 +48,19 @@ def given(value: Any) -> str:
     return type(value).__name__
 
 
+# How to write a value of each type, when nothing more telling can be said about the one given.
+_HOW = {
+    "int_type": "write digits, like 2",
+    "float_type": "write a number, like 250",
+    "bool_type": "write true or false",
+    "string_type": "write it as text (quote it if YAML reads it as something else)",
+    "dict_type": "write its settings indented under the key",
+    "model_type": "write its settings indented under the key",
+    "list_type": "write a list, one '- item' per line",
+    "datetime_type": "write the date and time in UTC, as EC2 reports it",
+}
+
+
 def _hint(kind: str, value: Any) -> str:
     if kind in _NUMBERS and isinstance(value, str) and _is_number(value):
         return "; write the number without quotes"
@@ -55,7 +68,7 @@ def _hint(kind: str, value: Any) -> str:
         return "; write true or false without quotes"
     if kind in _NUMBERS and isinstance(value, bool):
         return "; a boolean is not a number, write the number itself"
-    return ""
+    return f"; {_HOW[kind]}"
 
 
 def _is_number(text: str) -> bool:
