@@ -1,6 +1,8 @@
 """The rendered import-image job on real Slurm: submitted as a user would, it runs enroot once
 on one compute node and renames the finished squashfs into place. A stand-in `enroot` records
-its arguments and the inode of the file it wrote, so the test can tell a rename from a copy."""
+its arguments and the inode of the file it wrote, so the test can tell a rename from a copy,
+or the credentials file it was handed (an ECR registry: the node's instance role through a
+stand-in `aws`)."""
 
 from __future__ import annotations
 
@@ -32,6 +34,24 @@ ENROOT_FAILS = """#!/bin/bash
 printf 'partial' >"$3"
 echo "[ERROR] URL https://auth.docker.io/token returned error code: 401 Unauthorized" >&2
 exit 1
+"""
+
+
+# Records the configuration directory enroot was given and the credentials file enroot would
+# read there ($ENROOT_CONFIG_PATH/.credentials, enroot's src/docker.sh).
+ENROOT_READS_CREDENTIALS = """#!/bin/bash
+set -euo pipefail
+{{
+  echo "CONFIG=${{ENROOT_CONFIG_PATH}}"
+  stat -c "MODE=%a" "${{ENROOT_CONFIG_PATH}}"
+  cat "${{ENROOT_CONFIG_PATH}}/.credentials"
+}} >"{record}"
+printf 'hsqs\\n' >"$3"
+"""
+# The AWS CLI on a node, with the instance role's credentials.
+AWS = """#!/bin/bash
+printf '%s\\n' "$*" >>"{calls}"
+echo ecr-token-from-the-role
 """
 
 
@@ -106,3 +126,49 @@ def test_a_failed_import_leaves_no_partial_file_and_the_old_image_in_place(clust
     assert f"FAILED: enroot import of {IMAGE} failed (exit 1)" in out
     assert old.read_text() == "old image\n"
     assert sorted(p.name for p in images.iterdir()) == [old.name]
+
+
+def test_an_ecr_import_hands_enroot_the_instance_roles_login_beside_the_users_lines(cluster, job):
+    """The user's credentials file has no line for the ECR registry: enroot reads a private copy
+    of it with a line whose password the instance role's `aws ecr get-login-password` made,
+    gone after the job; the user's file is untouched. With the user's own line, enroot reads
+    the user's file and `aws` is never run."""
+    where = _unique(cluster, "ecr")
+    record = where / "enroot-read"
+    calls = where / "aws-calls"
+    stubs = _executable(where / "bin" / "enroot", ENROOT_READS_CREDENTIALS.format(record=record))
+    _executable(where / "bin" / "aws", AWS.format(calls=calls))
+    user_config = where / "user-enroot"
+    user_config.mkdir()
+    user_file = user_config / ".credentials"
+    user_file.write_text("machine nvcr.io login $oauthtoken password $(cat ~/.ngc-key)\n")
+    env = {"IMAGE_DIR": str(where / "images"), "ENROOT_CONFIG_PATH": str(user_config)}
+
+    job_id, submit_dir = submit(cluster, job, IMAGE, path=[stubs], extra_env=env)
+    state, out = finished(cluster, job_id, submit_dir)
+    assert state == "COMPLETED", out
+    read = record.read_text().splitlines()
+    private = Path(read[0].removeprefix("CONFIG="))
+    assert private != user_config and read[1] == "MODE=700"
+    registry = IMAGE.split("#")[0]
+    assert read[2:] == [
+        "machine nvcr.io login $oauthtoken password $(cat ~/.ngc-key)",
+        "",
+        f"machine {registry} login AWS password ecr-token-from-the-role",
+    ]
+    assert calls.read_text() == "ecr get-login-password --region us-east-2\n"
+    assert not private.exists()
+    assert user_file.read_text() == "machine nvcr.io login $oauthtoken password $(cat ~/.ngc-key)\n"
+
+    calls.unlink()
+    own = f"machine {registry} login AWS password $(my-own-login)\n"
+    user_file.write_text(own)
+    job_id, submit_dir = submit(cluster, job, IMAGE, "--force", path=[stubs], extra_env=env)
+    state, out = finished(cluster, job_id, submit_dir)
+    assert state == "COMPLETED", out
+    assert record.read_text().splitlines() == [
+        f"CONFIG={user_config}",
+        f"MODE={oct(user_config.stat().st_mode & 0o777)[2:]}",
+        own.strip(),
+    ]
+    assert not calls.exists()
