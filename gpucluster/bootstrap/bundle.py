@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpucluster import names
-from gpucluster.bootstrap import boot_budget, lustre_client, node_logs
+from gpucluster.bootstrap import boot_budget, lustre_client, node_logs, ssh_adoption
 from gpucluster.bootstrap.container_runtime import (
     COMPUTE_ENROOT,
     ENROOT_DEPENDENCIES,
@@ -249,6 +249,12 @@ def _cluster_conf(
         login_enroot=LOGIN_ENROOT,
         pyxis=pyxis_download(cfg),
         groups=group_settings(cfg),
+        ssh_adoption={
+            "package": ssh_adoption.PAM_PACKAGE,
+            "account_include": ssh_adoption.ACCOUNT_INCLUDE,
+            "session_include": ssh_adoption.SESSION_INCLUDE,
+            "files": sorted(ssh_adoption.adoption_files(cfg)),
+        },
     )
 
 
@@ -299,6 +305,7 @@ def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str,
                         cfg, f"compute group {group.name}", COMPUTE_ENROOT
                     ),
                     **node_slurm,
+                    **ssh_adoption.adoption_files(cfg),
                 },
             )
         )

@@ -22,8 +22,9 @@ install_login_packages() {
   fi
 }
 
+# pam_slurm_adopt comes from the same Slurm source, so it is pinned and held with it.
 install_compute_packages() {
-  install_packages slurm-client slurmd libslurm-dev -- "${COMPUTE_PACKAGES[@]}"
+  install_packages slurm-client slurmd libslurm-dev "${PAM_ADOPT_PACKAGE}" -- "${COMPUTE_PACKAGES[@]}"
 }
 
 configure_login_enroot() { configure_enroot "${LOGIN_ENROOT_DIRECTORIES[@]}"; }
@@ -163,6 +164,7 @@ run_compute() {
   step configure_compute_enroot
   step build_pyxis
   step install_node_slurm_files
+  step configure_ssh_adoption
   step start_fabric_manager
   step install_healthcheck
   step name_compute_node

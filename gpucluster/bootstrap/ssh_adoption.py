@@ -1,0 +1,53 @@
+"""ssh into a compute node lands in the user's job there: pam_slurm_adopt ends sshd's account
+stack (with `PrologFlags=Contain` in slurm.conf every job has an extern step to adopt into),
+and sshd's session stack runs without pam_systemd, which would move the adopted session out
+of the job's cgroup into a systemd user slice (SchedMD's pam_slurm_adopt page: "PAM
+Configuration"). Administrators get in without a job through pam_access.
+
+The compute bootstrap (lib/ssh.sh) installs these files and points /etc/pam.d/sshd at them;
+the real-Slurm suite runs the same account lines against real slurmd
+(tests/integration/test_ssh_adoption.py).
+"""
+
+from __future__ import annotations
+
+from gpucluster.config import ClusterConfig
+from gpucluster.rendering import render
+
+# Built from the slurm-wlm source like slurmd, so it installs at the same pinned version.
+PAM_PACKAGE = "libpam-slurm-adopt"
+# /etc/pam.d/<name>, @included by sshd right after common-account.
+ACCOUNT_INCLUDE = "gpucluster-slurm-adopt"
+# /etc/pam.d/<name>: common-session without pam_systemd, @included by sshd instead of it.
+SESSION_INCLUDE = "gpucluster-sshd-session"
+ACCESS_FILE = "/etc/security/gpucluster-ssh-access.conf"
+# Ubuntu's administrators; the AMI's default user is one of them.
+ADMIN_GROUP = "sudo"
+# pam_slurm_adopt's options as SchedMD recommends for production ("Module Options"): refuse
+# a user without a job here, and refuse rather than let a session in unconfined when the
+# job cannot be found or joined; with several jobs, the newest one.
+ADOPT_OPTIONS = (
+    "action_no_jobs=deny",
+    "action_unknown=newest",
+    "action_adopt_failure=deny",
+    "action_generic_failure=deny",
+)
+
+
+def account_include_path() -> str:
+    return f"/etc/pam.d/{ACCOUNT_INCLUDE}"
+
+
+def adoption_files(cfg: ClusterConfig) -> dict[str, str]:
+    """The files a compute node installs, keyed by their absolute path."""
+    values = {
+        "cluster": cfg.name,
+        "access_file": ACCESS_FILE,
+        "options": ADOPT_OPTIONS,
+        "admin_group": ADMIN_GROUP,
+        "account_include": account_include_path(),
+    }
+    return {
+        account_include_path(): render("pam/slurm-adopt.j2", **values),
+        ACCESS_FILE: render("pam/ssh-access.conf.j2", **values),
+    }
