@@ -70,3 +70,12 @@ def test_an_sshd_stack_without_ubuntus_anchor_stops_the_node(tmp_path: Path) -> 
     run = node.run("compute", "gpu")
     assert run.returncode != 0 and abandoned(run)
     assert "/etc/pam.d/sshd has no '@include common-account' line" in run.output
+
+
+def test_a_module_outside_pams_directory_stops_the_node(tmp_path: Path) -> None:
+    """Debian 12's libpam-slurm-adopt installed /lib/security/pam_slurm_adopt.so, which PAM
+    never loads: sshd would then refuse every user but the administrators."""
+    node = Node(tmp_path, example("default"), env={"SIM_PAM_MODULE_DIR": "lib/security"})
+    run = node.run("compute", "gpu")
+    assert run.returncode != 0 and abandoned(run)
+    assert "left no pam_slurm_adopt.so in /usr/lib/x86_64-linux-gnu/security" in run.output

@@ -251,6 +251,7 @@ def _cluster_conf(
         groups=group_settings(cfg),
         ssh_adoption={
             "package": ssh_adoption.PAM_PACKAGE,
+            "module_dir": ssh_adoption.PAM_MODULE_DIR,
             "account_include": ssh_adoption.ACCOUNT_INCLUDE,
             "session_include": ssh_adoption.SESSION_INCLUDE,
             "files": sorted(ssh_adoption.adoption_files(cfg)),

@@ -16,6 +16,9 @@ from gpucluster.rendering import render
 
 # Built from the slurm-wlm source like slurmd, so it installs at the same pinned version.
 PAM_PACKAGE = "libpam-slurm-adopt"
+# Where Ubuntu's PAM loads modules named without a path. Debian 12's package put the module
+# in /lib/security instead, where PAM never looks: the bootstrap checks.
+PAM_MODULE_DIR = "/usr/lib/x86_64-linux-gnu/security"
 # /etc/pam.d/<name>, @included by sshd right after common-account.
 ACCOUNT_INCLUDE = "gpucluster-slurm-adopt"
 # /etc/pam.d/<name>: common-session without pam_systemd, @included by sshd instead of it.

@@ -8,6 +8,9 @@ configure_ssh_adoption() {
   local path sshd="${R}/etc/pam.d/sshd" session="${R}/etc/pam.d/common-session"
   [[ -f "${sshd}" && -f "${session}" ]] ||
     die "/etc/pam.d/sshd or common-session is missing: this image's sshd has no PAM stack of Ubuntu's to put pam_slurm_adopt in"
+  # A module PAM cannot load fails sshd's account check for every user but the administrators.
+  [[ -e "${R}${PAM_MODULE_DIR}/pam_slurm_adopt.so" ]] ||
+    die "${PAM_ADOPT_PACKAGE} left no pam_slurm_adopt.so in ${PAM_MODULE_DIR}, where PAM loads modules from, so sshd would refuse every user; 'dpkg -L ${PAM_ADOPT_PACKAGE}' shows where it went"
   for path in "${SSH_ADOPTION_FILES[@]}"; do
     install_from_bundle "${ROLE_TREE}${path}" "${path}" 0644 || true
   done
