@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gpucluster.bootstrap import ssh_adoption
 from tests.bootstrap_runs import abandoned, example
-from tests.shell_harness import SLURM_DEBIAN_VERSION, Node
+from tests.shell_harness import INSTANCE_ID, SLURM_DEBIAN_VERSION, Node
 from tests.ubuntu_pam import COMMON_SESSION, SSHD
 
 
@@ -29,6 +29,7 @@ def test_admins_first_then_pam_slurm_adopt_denying_whatever_it_cannot_adopt() ->
             "action_unknown=newest",
             "action_adopt_failure=deny",
             "action_generic_failure=deny",
+            "nodename=@NODE_NAME@",
         ],
     ]
     access = _account_lines(files["/etc/security/gpucluster-ssh-access.conf"])
@@ -52,8 +53,11 @@ def test_compute_bootstrap_puts_adoption_into_sshd_only(tmp_path: Path) -> None:
     session = (node.root / "etc/pam.d/gpucluster-sshd-session").read_text()
     assert session.splitlines() == [line for line in COMMON_SESSION.splitlines() if "pam_systemd" not in line]
     assert (node.root / "etc/pam.d/common-session").read_text() == COMMON_SESSION
+    # The node's own Slurm name in the account line, as ssh_adoption.for_node writes it.
+    node_name = f"gpu-{INSTANCE_ID}"
     for path, text in ssh_adoption.adoption_files(node.cfg).items():
-        assert (node.root / path.lstrip("/")).read_text() == text
+        assert (node.root / path.lstrip("/")).read_text() == ssh_adoption.for_node(text, node_name)
+    assert f"nodename={node_name}" in (node.root / "etc/pam.d/gpucluster-slurm-adopt").read_text()
 
 
 def test_login_nodes_keep_the_images_sshd_stack(tmp_path: Path) -> None:

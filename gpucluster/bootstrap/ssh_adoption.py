@@ -26,14 +26,20 @@ SESSION_INCLUDE = "gpucluster-sshd-session"
 ACCESS_FILE = "/etc/security/gpucluster-ssh-access.conf"
 # Ubuntu's administrators; the AMI's default user is one of them.
 ADMIN_GROUP = "sudo"
+# The bootstrap puts the node's Slurm name here once it has named the node.
+NODE_NAME_PLACEHOLDER = "@NODE_NAME@"
 # pam_slurm_adopt's options as SchedMD recommends for production ("Module Options"): refuse
 # a user without a job here, and refuse rather than let a session in unconfined when the
-# job cannot be found or joined; with several jobs, the newest one.
+# job cannot be found or joined; with several jobs, the newest one. `nodename`: a dynamic
+# node is in no NodeName line of slurm.conf, and Slurm 22.05's pam_slurm_adopt then finds
+# no node for the host name and so no job ("No Slurm jobs found on node", seen in the
+# real-Slurm suite), so the node says which it is.
 ADOPT_OPTIONS = (
     "action_no_jobs=deny",
     "action_unknown=newest",
     "action_adopt_failure=deny",
     "action_generic_failure=deny",
+    f"nodename={NODE_NAME_PLACEHOLDER}",
 )
 
 
@@ -41,8 +47,13 @@ def account_include_path() -> str:
     return f"/etc/pam.d/{ACCOUNT_INCLUDE}"
 
 
+def for_node(text: str, node_name: str) -> str:
+    """A file of adoption_files as installed on the node named `node_name` (lib/ssh.sh does the same)."""
+    return text.replace(NODE_NAME_PLACEHOLDER, node_name)
+
+
 def adoption_files(cfg: ClusterConfig) -> dict[str, str]:
-    """The files a compute node installs, keyed by their absolute path."""
+    """The files a compute node installs (through for_node), keyed by their absolute path."""
     values = {
         "cluster": cfg.name,
         "access_file": ACCESS_FILE,

@@ -5,8 +5,8 @@ test nodes' slurmd (PrologFlags=Contain makes each job's extern step).
 
 A tiny PAM program (pam_account.py) stands in for sshd: it runs as root, as sshd does, asks
 PAM whether a user may log in, and reports where it landed. It runs in a node's network
-namespace and in private mount and UTS namespaces, where /etc/pam.d and /etc/security are
-the rendered files and the host name is the node's, as the bootstrap names a compute node.
+namespace and in a private mount namespace, where /etc/pam.d and /etc/security hold the
+rendered files with the node's name in them, as the compute bootstrap installs them.
 """
 
 from __future__ import annotations
@@ -32,13 +32,12 @@ PAM_DENIED = 6  # PAM_PERM_DENIED
 # As /etc/pam.d/sshd includes the rendered account lines (lib/ssh.sh); only the account
 # stack is asked for here.
 SSHD_STACK = f"@include {ssh_adoption.ACCOUNT_INCLUDE}\n"
-# Bind the rendered files over the node's /etc/pam.d and /etc/security, take the node's
-# name as host name (pam_slurm_adopt finds its node by it, as on EC2), then ask PAM.
+# Bind the rendered files over the node's /etc/pam.d and /etc/security, then ask PAM.
 # Debian 12's package (the host install) put the module in /lib/security, where PAM never
 # looks (the compute bootstrap refuses such a package): a copy of PAM's module directory
 # with it added stands in there.
 ENTER = r"""
-pam_d=$1 security=$2 node=$3 modules=$4 shadow=$5; shift 5
+pam_d=$1 security=$2 modules=$3 shadow=$4; shift 4
 mount --bind "$pam_d" /etc/pam.d
 mount --bind "$security" /etc/security
 if [ ! -e "$modules/pam_slurm_adopt.so" ] && [ -e /lib/security/pam_slurm_adopt.so ]; then
@@ -46,37 +45,37 @@ if [ ! -e "$modules/pam_slurm_adopt.so" ] && [ -e /lib/security/pam_slurm_adopt.
   cp /lib/security/pam_slurm_adopt.so "$shadow/"
   mount --bind "$shadow" "$modules"
 fi
-printf '%s' "$node" >/proc/sys/kernel/hostname
 exec "$@"
 """
 
 
 @pytest.fixture(scope="module")
-def pam_files(slurm_cluster: SlurmCluster) -> Iterator[tuple[Path, Path]]:
-    """/etc/pam.d and /etc/security as a compute node holds them for sshd."""
+def pam_files(slurm_cluster: SlurmCluster) -> Iterator[Path]:
+    """<node>/pam.d and <node>/security: /etc/pam.d and /etc/security as each compute node
+    holds them for sshd, with its own name in them (lib/ssh.sh)."""
     if slurm_cluster.tracking.why is not None:
         unavailable(
             "adopt ssh sessions", f"pam_slurm_adopt needs proctrack/cgroup: {slurm_cluster.tracking.why}"
         )
     with tempfile.TemporaryDirectory(dir=slurm_cluster.root) as scratch:
-        pam_d, security = Path(scratch) / "pam.d", Path(scratch) / "security"
-        for path, text in ssh_adoption.adoption_files(slurm_cluster.cfg).items():
-            target = (pam_d if path.startswith("/etc/pam.d/") else security) / Path(path).name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text)
-        (pam_d / "sshd").write_text(SSHD_STACK)
-        (Path(scratch) / "modules").mkdir()
-        Path(scratch).chmod(0o755)
-        yield pam_d, security
+        root = Path(scratch)
+        root.chmod(0o755)
+        for node in slurm_cluster.nodes:
+            for path, text in ssh_adoption.adoption_files(slurm_cluster.cfg).items():
+                directory = root / node / ("pam.d" if path.startswith("/etc/pam.d/") else "security")
+                directory.mkdir(parents=True, exist_ok=True)
+                (directory / Path(path).name).write_text(ssh_adoption.for_node(text, node))
+            (root / node / "pam.d" / "sshd").write_text(SSHD_STACK)
+        (root / "modules").mkdir()
+        yield root
 
 
-def _login(cluster: SlurmCluster, pam_files: tuple[Path, Path], node: str, user: str, *command: str) -> dict:
+def _login(cluster: SlurmCluster, pam_files: Path, node: str, user: str, *command: str) -> dict:
     """sshd's account check for `user` on test node `node`, from inside that node."""
-    pam_d, security = pam_files
     namespace = cluster.nodes[node].namespace
-    inside = ["unshare", "--mount", "--uts", "--propagation=private", "sh", "-c", ENTER, "enter"]
-    shadow = pam_d.parent / "modules"
-    inside += [str(pam_d), str(security), node, ssh_adoption.PAM_MODULE_DIR, str(shadow)]
+    inside = ["unshare", "--mount", "--propagation=private", "sh", "-c", ENTER, "enter"]
+    inside += [str(pam_files / node / "pam.d"), str(pam_files / node / "security")]
+    inside += [ssh_adoption.PAM_MODULE_DIR, str(pam_files / "modules")]
     inside += [sys.executable, str(HERE / "pam_account.py"), "sshd", user]
     result = run(
         "nsenter",
@@ -105,7 +104,7 @@ def _running_job(cluster: SlurmCluster, node: str, *user: str) -> str:
 
 
 def test_ssh_lands_in_the_users_job_and_is_refused_where_the_user_has_none(
-    cluster: SlurmCluster, pam_files: tuple[Path, Path]
+    cluster: SlurmCluster, pam_files: Path
 ):
     user = pwd.getpwnam("nobody")
     as_user = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups"]

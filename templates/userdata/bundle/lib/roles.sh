@@ -164,10 +164,10 @@ run_compute() {
   step configure_compute_enroot
   step build_pyxis
   step install_node_slurm_files
-  step configure_ssh_adoption
   step start_fabric_manager
   step install_healthcheck
   step name_compute_node
+  step configure_ssh_adoption
   step run_prejoin_healthcheck
   step wait_for_controller
   step start_slurmd

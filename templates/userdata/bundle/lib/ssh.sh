@@ -11,8 +11,12 @@ configure_ssh_adoption() {
   # A module PAM cannot load fails sshd's account check for every user but the administrators.
   [[ -e "${R}${PAM_MODULE_DIR}/pam_slurm_adopt.so" ]] ||
     die "${PAM_ADOPT_PACKAGE} left no pam_slurm_adopt.so in ${PAM_MODULE_DIR}, where PAM loads modules from, so sshd would refuse every user; 'dpkg -L ${PAM_ADOPT_PACKAGE}' shows where it went"
+  # With this node's Slurm name, which name_compute_node has set.
   for path in "${SSH_ADOPTION_FILES[@]}"; do
-    install_from_bundle "${ROLE_TREE}${path}" "${path}" 0644 || true
+    [[ -f "${BUNDLE_DIR}/${ROLE_TREE}${path}" ]] ||
+      die "bundle file ${ROLE_TREE}${path} is missing; the bundle is corrupt, redeploy the Cluster stack"
+    sed "s/${PAM_NODE_NAME_PLACEHOLDER}/${NODE_NAME}/g" "${BUNDLE_DIR}/${ROLE_TREE}${path}" |
+      write_if_changed "${path}" 0644 || true
   done
   grep -v 'pam_systemd\.so' "${session}" | write_if_changed "/etc/pam.d/${PAM_SESSION_INCLUDE}" 0644 || true
   place_include "${sshd}" "@include common-account" "a" "@include ${PAM_ACCOUNT_INCLUDE}"
