@@ -79,6 +79,7 @@ def test_import_writes_a_temporary_name_and_renames_it_into_place(cluster, job):
     where = _unique(cluster, "run")
     record = where / "enroot-args"
     stub = _executable(where / "bin" / "enroot", ENROOT.format(record=record))
+    _executable(where / "bin" / "aws", AWS.format(calls=where / "aws-calls"))
     images = where / "images"
     job_id, submit_dir = submit(cluster, job, IMAGE, path=[stub], extra_env={"IMAGE_DIR": str(images)})
     state, out = finished(cluster, job_id, submit_dir)
@@ -114,6 +115,7 @@ def test_import_writes_a_temporary_name_and_renames_it_into_place(cluster, job):
 def test_a_failed_import_leaves_no_partial_file_and_the_old_image_in_place(cluster, job):
     where = _unique(cluster, "fail")
     stub = _executable(where / "bin" / "enroot", ENROOT_FAILS)
+    _executable(where / "bin" / "aws", AWS.format(calls=where / "aws-calls"))
     images = where / "images"
     images.mkdir(parents=True)
     old = images / "train+v1.sqsh"
