@@ -249,14 +249,7 @@ def _cluster_conf(
         login_enroot=LOGIN_ENROOT,
         pyxis=pyxis_download(cfg),
         groups=group_settings(cfg),
-        ssh_adoption={
-            "package": ssh_adoption.PAM_PACKAGE,
-            "module_dir": ssh_adoption.PAM_MODULE_DIR,
-            "node_name_placeholder": ssh_adoption.NODE_NAME_PLACEHOLDER,
-            "account_include": ssh_adoption.ACCOUNT_INCLUDE,
-            "session_include": ssh_adoption.SESSION_INCLUDE,
-            "files": sorted(ssh_adoption.adoption_files(cfg)),
-        },
+        ssh_adoption=ssh_adoption.bootstrap_settings(cfg),
     )
 
 

@@ -65,3 +65,15 @@ def adoption_files(cfg: ClusterConfig) -> dict[str, str]:
         account_include_path(): render("pam/slurm-adopt.j2", **values),
         ACCESS_FILE: render("pam/ssh-access.conf.j2", **values),
     }
+
+
+def bootstrap_settings(cfg: ClusterConfig) -> dict[str, object]:
+    """What conf/cluster.sh tells lib/ssh.sh."""
+    return {
+        "package": PAM_PACKAGE,
+        "module_dir": PAM_MODULE_DIR,
+        "node_name_placeholder": NODE_NAME_PLACEHOLDER,
+        "account_include": ACCOUNT_INCLUDE,
+        "session_include": SESSION_INCLUDE,
+        "files": sorted(adoption_files(cfg)),
+    }
