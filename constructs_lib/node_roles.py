@@ -4,7 +4,10 @@ Every role can read the munge key, the cluster's SSM parameters and the
 bootstrap bundle, write its logs into the cluster's log group only, and use
 Session Manager. Only the head node may resize the
 cluster's Auto Scaling groups (the capacity-block controller); only compute
-nodes complete their own launch lifecycle action and tag themselves.
+nodes complete their own launch lifecycle action and tag themselves. Login and
+compute nodes, which import and run images (`enroot import`, Pyxis), may pull from
+the ECR repositories `software.ecr_repositories` names (by default every repository
+of the cluster's account in its region).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from constructs_lib.cfn import Resource, resource
 from constructs_lib.nag import acknowledge
 from gpucluster import names
 from gpucluster.config import ClusterConfig
+from gpucluster.config.ecr import parse_repository
 
 ROLES = ("head", "login", "compute")
 SSM_CORE = {
@@ -38,15 +42,16 @@ class Allow:
 
     sid: str
     actions: list[str]
-    resource: str
+    resource: str | tuple[str, ...]
     conditions: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         actions = sorted(set(self.actions))
+        resources = [self.resource] if isinstance(self.resource, str) else list(self.resource)
         statement: dict[str, Any] = {
             "Action": actions[0] if len(actions) == 1 else actions,
             "Effect": "Allow",
-            "Resource": self.resource,
+            "Resource": resources[0] if len(resources) == 1 else resources,
             "Sid": self.sid,
         }
         if self.conditions:
@@ -84,6 +89,7 @@ class NodeRoles(Construct):
             service="ssm", resource="parameter", resource_name=prefix.lstrip("/") + "/*"
         )
         cluster_tag = {f"aws:ResourceTag/{names.CLUSTER_TAG}": cfg.name}
+        pull_images = self._pull_images(cfg, stack)
         common = [
             Allow(sid="ReadMungeKey", actions=["secretsmanager:GetSecretValue"], resource=secret_arn),
             Allow(
@@ -136,8 +142,9 @@ class NodeRoles(Construct):
                     conditions={"StringEquals": cluster_tag},
                 ),
             ],
-            "login": [],
+            "login": pull_images,
             "compute": [
+                *pull_images,
                 Allow(
                     sid="CompleteOwnLaunch",
                     # Heartbeats keep the launch hook alive while a slow node boots (lib/heartbeat.sh).
@@ -187,7 +194,9 @@ class NodeRoles(Construct):
                 "IAM5",
                 "Scoped wildcards: parameters under this cluster's prefix only; CreateTags, "
                 "Auto Scaling writes and lifecycle actions only on resources tagged "
-                f"{names.CLUSTER_TAG} with this cluster's name; Describe* calls accept no resource ARN",
+                f"{names.CLUSTER_TAG} with this cluster's name; Describe* calls and "
+                "ecr:GetAuthorizationToken accept no resource ARN; image pulls only from the ECR "
+                "repositories software.ecr_repositories names (default: this account's, in this region)",
                 findings=self._wildcard_findings(cfg, role),
             )
             self.roles[role] = node_role
@@ -199,6 +208,32 @@ class NodeRoles(Construct):
             )
 
     @staticmethod
+    def _pull_images(cfg: ClusterConfig, stack: cdk.Stack) -> list[Allow]:
+        """ECR reads for the roles that import and run images; none when the config lists no repository."""
+        listed = cfg.software.ecr_repositories
+        if listed is None:
+            repositories: tuple[str, ...] = (
+                stack.format_arn(service="ecr", resource="repository", resource_name="*"),
+            )
+        else:
+            repositories = tuple(sorted({parse_repository(entry).arn for entry in listed}))
+        if not repositories:
+            return []
+        return [
+            # The registry login token (`aws ecr get-login-password`) is not tied to a repository.
+            Allow(sid="EcrLogin", actions=["ecr:GetAuthorizationToken"], resource="*"),
+            Allow(
+                sid="PullImages",
+                actions=[
+                    "ecr:BatchGetImage",
+                    "ecr:GetDownloadUrlForLayer",
+                    "ecr:BatchCheckLayerAvailability",
+                ],
+                resource=repositories,
+            ),
+        ]
+
+    @staticmethod
     def _wildcard_findings(cfg: ClusterConfig, role: str) -> tuple[str, ...]:
         account = cfg.account or "<AWS::AccountId>"
         arn = f"arn:<AWS::Partition>:{{service}}:{cfg.region}:{account}:{{resource}}"
@@ -206,6 +241,13 @@ class NodeRoles(Construct):
             "Resource::" + arn.format(service="ssm", resource=f"parameter{names.parameter_prefix(cfg)}/*"),
             "Resource::" + arn.format(service="ec2", resource="instance/*"),
         ]
-        if role in ("head", "compute"):
+        pulls = role in ("login", "compute")
+        listed = cfg.software.ecr_repositories
+        if role in ("head", "compute") or (pulls and listed != []):
             findings.append("Resource::*")
+        if pulls and listed is None:
+            findings.append("Resource::" + arn.format(service="ecr", resource="repository/*"))
+        elif pulls and listed:
+            arns = {parse_repository(entry).arn for entry in listed}
+            findings += sorted(f"Resource::{found}" for found in arns if "*" in found)
         return tuple(findings)

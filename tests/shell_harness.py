@@ -22,6 +22,7 @@ from gpucluster.config import ClusterConfig
 from gpucluster.slurm.conf import SlurmSite
 from tests.shell_downloads import fixture_bytes, pyxis_fixture
 from tests.shell_stubs import ALLOWED_TOOLS, CLOUDWATCH_AGENT_SHIM, STUBS
+from tests.ubuntu_pam import FILES as UBUNTU_PAM_FILES
 
 SLURM_DEBIAN_VERSION = "23.11.4-1.2ubuntu5"
 INSTANCE_ID = "i-0123456789abcdef0"
@@ -105,6 +106,9 @@ class Node:
                 (modules / module).write_text("")
         (self.root / "dev").mkdir()
         (self.root / "dev" / "console").write_text("")
+        for path, text in UBUNTU_PAM_FILES.items():
+            (self.root / path).parent.mkdir(parents=True, exist_ok=True)
+            (self.root / path).write_text(text)
         self.secret_file = self.workdir / "munge-secret"
         self.secret_file.write_text(MUNGE_SECRET)
         self._write_stubs()

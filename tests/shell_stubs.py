@@ -97,6 +97,10 @@ for ((i = 0; i < ${#args[@]}; i++)); do
       if [[ "$name" == amazon-cloudwatch-agent ]]; then
         install_cloudwatch_agent_shim
       fi
+      if [[ "$name" == libpam-slurm-adopt ]]; then
+        pam_dir="$GPUCLUSTER_ROOT/${SIM_PAM_MODULE_DIR:-usr/lib/x86_64-linux-gnu/security}"
+        mkdir -p "$pam_dir"; touch "$pam_dir/pam_slurm_adopt.so"
+      fi
       if [[ "$name" == libslurm-dev ]]; then
         mkdir -p "$GPUCLUSTER_ROOT/usr/include/slurm"; touch "$GPUCLUSTER_ROOT/usr/include/slurm/spank.h"
       fi

@@ -42,7 +42,9 @@ def test_compute_joins_after_pinning_the_kernel_first(tmp_path: Path) -> None:
     assert "--conf-server slurmctld.demo.gpucluster.internal:6817" in slurmd_dropin(node)
     assert "ConditionPathExists=\n" in slurmd_dropin(node)
     # The 23.11 unit is Type=notify for `slurmd --systemd`; a -D command line needs simple.
-    assert "Type=simple\nExecStart=\nExecStart=/usr/sbin/slurmd -D " in slurmd_dropin(node)
+    assert "Type=simple\nLimitMEMLOCK=infinity\nExecStart=\nExecStart=/usr/sbin/slurmd -D " in slurmd_dropin(
+        node
+    )
     reachable = run.index("nc -z -w 5 slurmctld.demo.gpucluster.internal 6817")
     assert reachable < run.index("systemctl start slurmd")
     assert run.index("systemctl start slurmd") < run.index(f"scontrol show node gpu-{INSTANCE_ID}")

@@ -137,3 +137,107 @@ def test_the_job_says_whether_the_other_jobs_use_the_file(tmp_path: Path) -> Non
     assert "the nccl and torchrun jobs run in it by default" in default.stdout
     other = _bash(script, "IMAGE=other:v2 IMAGE_DIR=/fsx/images report_default /fsx/images/other+v2.sqsh")
     assert "NCCL_TESTS_CONTAINER=/fsx/images/other+v2.sqsh or TRAIN_CONTAINER_IMAGE=" in other.stdout
+
+
+# Stands in for the AWS CLI: records its arguments, prints a token (or fails as a role
+# without ecr:GetAuthorizationToken does).
+AWS_STUB = """#!/bin/bash
+printf '%s\\n' "$*" >>"{calls}"
+if [[ -n "${{AWS_STUB_DENY:-}}" ]]; then
+  echo "An error occurred (AccessDeniedException) when calling the GetAuthorizationToken operation" >&2
+  exit 254
+fi
+echo "ecr-token-from-the-role"
+"""
+ECR_HOST = "123456789012.dkr.ecr.us-east-2.amazonaws.com"
+
+
+def _credentials_run(tmp_path: Path, image: str, user_lines: str | None, deny: bool = False):
+    """prepare_credentials for IMAGE with a user credentials file holding `user_lines` (None:
+    no file); prints what Enroot would read, then cleans up as the job's exit does."""
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    calls = tmp_path / "aws-calls"
+    (stubs / "aws").write_text(AWS_STUB.format(calls=calls))
+    (stubs / "aws").chmod(0o755)
+    config = tmp_path / "enroot"
+    config.mkdir()
+    if user_lines is not None:
+        (config / ".credentials").write_text(user_lines)
+    snippet = (
+        f"IMAGE='{image}'; prepare_credentials; "
+        'echo "CONFIG=${ENROOT_CONFIG_PATH}"; cat "${ENROOT_CONFIG_PATH}/.credentials" 2>/dev/null || true; '
+        'stat -c "MODE=%a" "${ENROOT_CONFIG_PATH}"; cleanup; '
+        '[[ -e "${ENROOT_CONFIG_PATH}" ]] && echo KEPT || echo REMOVED'
+    )
+    env = {"PATH": f"{stubs}:/usr/bin:/bin", "ENROOT_CONFIG_PATH": str(config), "TMPDIR": str(tmp_path)}
+    if deny:
+        env["AWS_STUB_DENY"] = "1"
+    result = _bash(_SCRIPT, snippet, env=env)
+    return result, config, calls
+
+
+def test_an_ecr_image_gets_the_instance_roles_login_in_a_private_copy(tmp_path: Path) -> None:
+    user = "machine nvcr.io login $oauthtoken password $(cat ~/.ngc-key)"  # no newline at the end
+    result, config, calls = _credentials_run(tmp_path, f"{ECR_HOST}#team/train:v1", user)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout.splitlines()
+    private = next(line for line in out if line.startswith("CONFIG=")).removeprefix("CONFIG=")
+    assert private != str(config) and Path(private).parent == tmp_path
+    # The user's lines first, untouched (enroot evaluates their $(...) itself), then ours on
+    # a line of its own although the user's file does not end in a newline.
+    assert out[out.index(f"CONFIG={private}") + 1 : out.index("MODE=700")] == [
+        user,
+        f"machine {ECR_HOST} login AWS password ecr-token-from-the-role",
+    ]
+    assert calls.read_text() == "ecr get-login-password --region us-east-2\n"
+    assert (config / ".credentials").read_text() == user
+    assert out[-1] == "REMOVED"
+    assert f"registry credentials for {ECR_HOST}: the node's instance role" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "image",
+    [f"{ECR_HOST}#train:v1", f"AWS@{ECR_HOST}#train@sha256:abc", f"{ECR_HOST}/train:v1"],
+)
+def test_the_users_own_line_for_the_registry_wins(tmp_path: Path, image: str) -> None:
+    user = f"  machine {ECR_HOST} login AWS password $(my-own-login)\n"
+    result, config, calls = _credentials_run(tmp_path, image, user)
+    assert result.returncode == 0, result.stderr
+    assert f"CONFIG={config}" in result.stdout.splitlines()
+    assert not calls.exists()
+    assert f"registry credentials for {ECR_HOST}: {config}/.credentials" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("image", "region"),
+    [
+        ("123456789012.dkr.ecr.eu-west-1.amazonaws.com#shared/base:1", "eu-west-1"),
+        ("210987654321.dkr.ecr-fips.us-gov-west-1.amazonaws.com#train:v1", "us-gov-west-1"),
+    ],
+)
+def test_without_a_user_file_the_login_uses_the_registrys_region(
+    tmp_path: Path, image: str, region: str
+) -> None:
+    result, _, calls = _credentials_run(tmp_path, image, None)
+    assert result.returncode == 0, result.stderr
+    assert calls.read_text() == f"ecr get-login-password --region {region}\n"
+    host = image.split("#")[0]
+    assert f"machine {host} login AWS password ecr-token-from-the-role" in result.stdout.splitlines()
+
+
+@pytest.mark.parametrize("image", ["nvcr.io#nvidia/pytorch:25.04-py3", "ubuntu:24.04", "team/model:v1"])
+def test_other_registries_never_call_aws(tmp_path: Path, image: str) -> None:
+    result, config, calls = _credentials_run(tmp_path, image, None)
+    assert result.returncode == 0, result.stderr
+    assert f"CONFIG={config}" in result.stdout.splitlines() and not calls.exists()
+    assert "only public images will pull" in result.stdout
+
+
+def test_a_refused_login_stops_the_job_naming_the_role_and_the_config_key(tmp_path: Path) -> None:
+    result, _, _ = _credentials_run(tmp_path, f"{ECR_HOST}#train:v1", None, deny=True)
+    assert result.returncode == 1
+    assert "AccessDeniedException" in result.stderr
+    assert "FAILED: aws ecr get-login-password --region us-east-2 failed" in result.stdout
+    assert "software.ecr_repositories" in result.stdout
+    assert not list(tmp_path.glob("gpucluster-enroot.*"))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpucluster import names
-from gpucluster.bootstrap import boot_budget, lustre_client, node_logs
+from gpucluster.bootstrap import boot_budget, lustre_client, node_logs, ssh_adoption
 from gpucluster.bootstrap.container_runtime import (
     COMPUTE_ENROOT,
     ENROOT_DEPENDENCIES,
@@ -256,6 +256,7 @@ def _cluster_conf(
         login_enroot=LOGIN_ENROOT,
         pyxis=pyxis_download(cfg),
         groups=group_settings(cfg),
+        ssh_adoption=ssh_adoption.bootstrap_settings(cfg),
     )
 
 
@@ -310,6 +311,7 @@ def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str,
                     ),
                     **node_slurm,
                     **lib[group.name],
+                    **ssh_adoption.adoption_files(cfg),
                 },
             )
         )

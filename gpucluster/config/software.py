@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from gpucluster.config.ecr import EcrRepositoryRef
 from gpucluster.config.fields import PgpFingerprint, Sha256, StrictModel, fail, fail_at
 
 # Enroot/Pyxis image references: [USER@][REGISTRY#]IMAGE[:TAG|@DIGEST]; rendered into shell.
@@ -86,6 +87,16 @@ class SoftwareConfig(StrictModel):
             "[USER@][REGISTRY#]IMAGE[:TAG], e.g. 123456789012.dkr.ecr.us-east-2.amazonaws.com#train:v1. "
             "Registry credentials come from the user's enroot credentials file, never from here. "
             "Set, the nccl and torchrun jobs run in its squashfs (<image_dir>/<name>.sqsh) by default."
+        ),
+    )
+    ecr_repositories: list[EcrRepositoryRef] | None = Field(
+        default=None,
+        max_length=50,
+        description=(
+            "ECR repositories the login and compute nodes' roles may pull from, each a repository "
+            "URI (ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME) or ARN; `*` in NAME is a wildcard. "
+            "Another account's repository must also allow these roles in its repository policy. "
+            "null: every repository of the cluster's own account and region; []: none."
         ),
     )
     image_dir: str | None = Field(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.config.ecr import ECR_HOST
 from gpucluster.container.dockerfile import NCCL_TESTS_BUILD_DIR
 from gpucluster.efa import efa_count
 from gpucluster.gate.job_output import EFA_CHECK_PRINTF, EFA_FAIL, EFA_OK, NO_PARTNERS, PAIR_PRINTF
@@ -154,6 +155,7 @@ def render_import_image(cfg: ClusterConfig) -> str:
         squashfs=squashfs_name(image) if image else "",
         suffix=SQUASHFS_SUFFIX,
         image_dir=image_dir(cfg),
+        ecr_host=ECR_HOST.pattern,
     )
 
 

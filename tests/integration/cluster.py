@@ -11,9 +11,12 @@ when a step fails half-way.
 
 from __future__ import annotations
 
+import functools
 import os
+import resource
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +27,7 @@ from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.launch.node_lib import node_lib_files
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
+from tests.integration.containers import make_node_enroot_directories
 from tests.integration.daemons import DnsServer
 from tests.integration.host import HarnessError, Teardown, kill_pid, require_free_port, run, wait_for
 from tests.integration.installs import SlurmInstall
@@ -40,6 +44,19 @@ from tests.integration.site_files import (
 )
 
 SLURM_CONF_LINK = Path("/run/slurm/conf")
+EPILOG_ENROOT_DIR = Path("/usr/local/bin")
+
+
+@functools.cache
+def slurmd_memlock() -> str:
+    """The locked-memory limit test nodes' slurmd runs with, as prlimit writes it: unlimited, as
+    production's unit gives it (LimitMEMLOCK=infinity, lib/slurm.sh), where this host lets
+    the suite raise it; raising a hard limit needs CAP_SYS_RESOURCE, which a container may
+    lack, and then slurmd keeps the suite's own hard limit (jobs must still get that, not the
+    submitting shell's)."""
+    if run("prlimit", "--memlock=unlimited", "true", check=False).returncode == 0:
+        return "unlimited"
+    return str(resource.getrlimit(resource.RLIMIT_MEMLOCK)[1])
 
 
 @dataclass
@@ -201,9 +218,19 @@ class ComputeNode:
         for source, target in binds:
             source.mkdir(parents=True, exist_ok=True)
             target.mkdir(parents=True, exist_ok=True)
+        make_node_enroot_directories(self.cluster.root, self.name)
+        if Path(sys.executable).resolve().is_relative_to(EPILOG_ENROOT_DIR):
+            raise HarnessError(f"the jobs' Python lives in {EPILOG_ENROOT_DIR}, which slurmd's nodes cover")
+        # Pyxis's job epilog (container_scope=job) runs `enroot list` with PATH
+        # /usr/local/bin:/usr/bin:/bin (pyxis_slurmd.c), where a node has Enroot (/usr/bin);
+        # the suite's Enroot is under node_prefix, bound at /usr/local/bin for slurmd alone.
+        binds.append((Path(enroot_path_entry(self.cluster.root)), EPILOG_ENROOT_DIR))
         if resolv_conf is not None:
             binds.append((resolv_conf, Path("/etc/resolv.conf")))
         command = [
+            # Jobs keep slurmd's memlock (PropagateResourceLimitsExcept=MEMLOCK).
+            "prlimit",
+            f"--memlock={slurmd_memlock()}",
             "unshare",
             "--mount",
             "--propagation=private",
@@ -217,7 +244,7 @@ class ComputeNode:
             f"--net=/var/run/netns/{self.namespace}",
             # A chrooted install's own mount namespace starts as a copy of this one: the
             # binds above are under paths it binds in (installs.py).
-            *self.cluster.install.command(slurmd),
+            *self.cluster.install.command(slurmd, binds=[str(EPILOG_ENROOT_DIR)]),
         ]
         log = open(self.cluster.root / "log" / f"slurmd-{self.name}.stdout", "ab")  # noqa: SIM115
         # Pyxis runs `enroot` from slurmstepd's PATH, which is slurmd's.

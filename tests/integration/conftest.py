@@ -22,6 +22,7 @@ from gpucluster.bootstrap.bundle import uses_sackd
 from gpucluster.config.loader import load_config
 from gpucluster.slurm import conf as slurm_conf
 from tests.integration.cluster import SLURM_CONF_LINK, SlurmCluster
+from tests.integration.containers import install_enroot
 from tests.integration.daemons import Munge
 from tests.integration.host import HarnessError, Teardown, wait_for
 from tests.integration.installs import SlurmInstall, installs
@@ -29,6 +30,7 @@ from tests.integration.login import LoginNode, sackd_unit
 from tests.integration.network import Network, leftovers
 from tests.integration.prerequisites import for_release, missing_prerequisites, unavailable
 from tests.integration.queries import node_states
+from tests.integration.vendor_builds import enroot_root as build_enroot
 from tests.integration.vendor_builds import pyxis_library as build_pyxis
 
 REPO = Path(__file__).resolve().parents[2]
@@ -142,6 +144,8 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
         network.create()
         Munge(root, teardown).ensure()
         cluster.write_files()
+        # Before any slurmd starts, as on a node: Pyxis's job epilog runs Enroot after every job.
+        install_enroot(build_enroot(slurm_install), cfg, group, root)
         cluster.start_controller()
         teardown.push("slurmctld", lambda: cluster.stop_controller(hard=False))
         line = slurm_conf.slurmd_conf_line(cfg, group)

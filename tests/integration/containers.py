@@ -112,21 +112,34 @@ def _make_enroot_directories(paths: EnrootPaths) -> None:
         Path(directory).chmod(0o1777)
 
 
+def enroot_paths(cluster_root: Path) -> EnrootPaths:
+    """The compute nodes' Enroot directories, under the prefix that stands in for their `/`."""
+    prefix = node_prefix(cluster_root)
+    return EnrootPaths(*(f"{prefix}{directory}" for directory in COMPUTE_ENROOT.directories))
+
+
+def make_node_enroot_directories(cluster_root: Path, node: str) -> None:
+    """The sticky Enroot parents on test node `node`'s own local disk (its NVMe), as
+    configure_enroot leaves them before slurmd starts."""
+    local = [
+        node_local_path(cluster_root, node, directory) for directory in enroot_paths(cluster_root).directories
+    ]
+    _make_enroot_directories(EnrootPaths(*local))
+
+
 def install_enroot(
-    build: Path, cfg: ClusterConfig, group: ComputeGroupConfig, cluster_root: Path, nodes: list[str]
+    build: Path, cfg: ClusterConfig, group: ComputeGroupConfig, cluster_root: Path
 ) -> EnrootNode:
     """The build's programs and configuration, the rendered enroot.conf and the enabled hooks,
-    as install_enroot and configure_enroot (bootstrap lib/containers.sh) leave a node; the
-    NVMe directories on each of `nodes`' local disks and on the host's (for `enroot` here)."""
+    as install_enroot and configure_enroot (bootstrap lib/containers.sh) leave a node, and the
+    NVMe directories on the host's disk (for `enroot` here); each test node makes its own
+    (make_node_enroot_directories)."""
     prefix = node_prefix(cluster_root)
-    paths = EnrootPaths(*(f"{prefix}{directory}" for directory in COMPUTE_ENROOT.directories))
+    paths = enroot_paths(cluster_root)
     node = EnrootNode(prefix=prefix, paths=paths)
     if (node.bin_dir / "enroot").is_file():
         return node
     _make_enroot_directories(paths)
-    for name in nodes:
-        local = [node_local_path(cluster_root, name, directory) for directory in paths.directories]
-        _make_enroot_directories(EnrootPaths(*local))
     shutil.copytree(build / "etc" / "enroot", node.sysconf_dir)
     shutil.copytree(build / "usr" / "share" / "enroot", prefix / "usr" / "share" / "enroot")
     (node.sysconf_dir / "enroot.conf").write_text(enroot_conf(cfg, f"compute group {group.name}", paths))
@@ -134,7 +147,7 @@ def install_enroot(
         shutil.copy2(
             prefix / "usr" / "share" / "enroot" / "hooks.d" / hook, node.sysconf_dir / "hooks.d" / hook
         )
-    node.bin_dir.mkdir(parents=True)
+    node.bin_dir.mkdir(parents=True, exist_ok=True)
     for program in (build / "usr" / "bin").iterdir():
         if program.name != "enroot":
             (node.bin_dir / program.name).symlink_to(program)

@@ -26,7 +26,7 @@ from tests.integration.containers import (
     install_enroot,
     node_local_path,
 )
-from tests.integration.host import run
+from tests.integration.host import run, wait_for
 from tests.integration.login import LoginNode
 from tests.integration.prerequisites import unavailable
 from tests.integration.vendor_builds import enroot_root
@@ -40,10 +40,9 @@ JOB_TIMEOUT = 120
 
 @pytest.fixture(scope="module")
 def enroot_node(slurm_cluster: SlurmCluster) -> EnrootNode:
+    """Enroot as the session cluster's nodes have it (installed before slurmd started)."""
     cluster = slurm_cluster
-    return install_enroot(
-        enroot_root(cluster.install), cluster.cfg, cluster.group, cluster.root, list(cluster.nodes)
-    )
+    return install_enroot(enroot_root(cluster.install), cluster.cfg, cluster.group, cluster.root)
 
 
 @pytest.fixture(scope="module")
@@ -244,3 +243,30 @@ def test_bad_image_fails_the_step_and_leaves_nodes_idle(cluster: SlurmCluster, e
         cluster.wait_node_state(
             name, lambda states: "IDLE" in states and "DRAIN" not in states, "to stay IDLE, not drained", 30
         )
+
+
+def test_a_named_container_lives_as_long_as_its_job(
+    cluster: SlurmCluster, enroot_node: EnrootNode, image: Path
+):
+    """container_scope=job (the rendered Pyxis include): during the job the container is
+    pyxis_<job id>_<name> on the node's NVMe; Pyxis's job epilog removes it afterwards, so
+    the next job on the node, whoever runs it, finds no leftover."""
+    name = sorted(cluster.nodes)[0]
+    script = (
+        "set -euo pipefail\n"
+        f"srun --container-image={image} --container-name=scoped true\n"
+        f"{enroot_node.bin_dir / 'enroot'} list\n"
+        'echo "job $SLURM_JOB_ID"\n'
+    )
+    output = _batch(cluster, "scoped", script, "--nodes=1", f"--nodelist={name}")
+    lines = output.read_text().splitlines()
+    job = lines[-1].split()[1]
+    assert f"pyxis_{job}_scoped" in lines, lines
+    # Root's containers on that node's local disk (ENROOT_DATA_PATH .../user-$(id -u)).
+    data = Path(node_local_path(cluster.root, name, enroot_node.paths.data)) / "user-0"
+    wait_for(
+        f"the epilog of job {job} to remove its container",
+        lambda: not (data / f"pyxis_{job}_scoped").exists(),
+        timeout=30,
+    )
+    assert not list(data.glob("pyxis_*scoped*"))

@@ -1,6 +1,8 @@
 """The rendered import-image job on real Slurm: submitted as a user would, it runs enroot once
 on one compute node and renames the finished squashfs into place. A stand-in `enroot` records
-its arguments and the inode of the file it wrote, so the test can tell a rename from a copy."""
+its arguments and the inode of the file it wrote, so the test can tell a rename from a copy,
+or the credentials file it was handed (an ECR registry: the node's instance role through a
+stand-in `aws`)."""
 
 from __future__ import annotations
 
@@ -35,6 +37,24 @@ exit 1
 """
 
 
+# Records the configuration directory enroot was given and the credentials file enroot would
+# read there ($ENROOT_CONFIG_PATH/.credentials, enroot's src/docker.sh).
+ENROOT_READS_CREDENTIALS = """#!/bin/bash
+set -euo pipefail
+{{
+  echo "CONFIG=${{ENROOT_CONFIG_PATH}}"
+  stat -c "MODE=%a" "${{ENROOT_CONFIG_PATH}}"
+  cat "${{ENROOT_CONFIG_PATH}}/.credentials"
+}} >"{record}"
+printf 'hsqs\\n' >"$3"
+"""
+# The AWS CLI on a node, with the instance role's credentials.
+AWS = """#!/bin/bash
+printf '%s\\n' "$*" >>"{calls}"
+echo ecr-token-from-the-role
+"""
+
+
 def _executable(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
@@ -59,6 +79,7 @@ def test_import_writes_a_temporary_name_and_renames_it_into_place(cluster, job):
     where = _unique(cluster, "run")
     record = where / "enroot-args"
     stub = _executable(where / "bin" / "enroot", ENROOT.format(record=record))
+    _executable(where / "bin" / "aws", AWS.format(calls=where / "aws-calls"))
     images = where / "images"
     job_id, submit_dir = submit(cluster, job, IMAGE, path=[stub], extra_env={"IMAGE_DIR": str(images)})
     state, out = finished(cluster, job_id, submit_dir)
@@ -94,6 +115,7 @@ def test_import_writes_a_temporary_name_and_renames_it_into_place(cluster, job):
 def test_a_failed_import_leaves_no_partial_file_and_the_old_image_in_place(cluster, job):
     where = _unique(cluster, "fail")
     stub = _executable(where / "bin" / "enroot", ENROOT_FAILS)
+    _executable(where / "bin" / "aws", AWS.format(calls=where / "aws-calls"))
     images = where / "images"
     images.mkdir(parents=True)
     old = images / "train+v1.sqsh"
@@ -106,3 +128,49 @@ def test_a_failed_import_leaves_no_partial_file_and_the_old_image_in_place(clust
     assert f"FAILED: enroot import of {IMAGE} failed (exit 1)" in out
     assert old.read_text() == "old image\n"
     assert sorted(p.name for p in images.iterdir()) == [old.name]
+
+
+def test_an_ecr_import_hands_enroot_the_instance_roles_login_beside_the_users_lines(cluster, job):
+    """The user's credentials file has no line for the ECR registry: enroot reads a private copy
+    of it with a line whose password the instance role's `aws ecr get-login-password` made,
+    gone after the job; the user's file is untouched. With the user's own line, enroot reads
+    the user's file and `aws` is never run."""
+    where = _unique(cluster, "ecr")
+    record = where / "enroot-read"
+    calls = where / "aws-calls"
+    stubs = _executable(where / "bin" / "enroot", ENROOT_READS_CREDENTIALS.format(record=record))
+    _executable(where / "bin" / "aws", AWS.format(calls=calls))
+    user_config = where / "user-enroot"
+    user_config.mkdir()
+    user_file = user_config / ".credentials"
+    user_file.write_text("machine nvcr.io login $oauthtoken password $(cat ~/.ngc-key)\n")
+    env = {"IMAGE_DIR": str(where / "images"), "ENROOT_CONFIG_PATH": str(user_config)}
+
+    job_id, submit_dir = submit(cluster, job, IMAGE, path=[stubs], extra_env=env)
+    state, out = finished(cluster, job_id, submit_dir)
+    assert state == "COMPLETED", out
+    read = record.read_text().splitlines()
+    private = Path(read[0].removeprefix("CONFIG="))
+    assert private != user_config and read[1] == "MODE=700"
+    registry = IMAGE.split("#")[0]
+    assert read[2:] == [
+        "machine nvcr.io login $oauthtoken password $(cat ~/.ngc-key)",
+        "",
+        f"machine {registry} login AWS password ecr-token-from-the-role",
+    ]
+    assert calls.read_text() == "ecr get-login-password --region us-east-2\n"
+    assert not private.exists()
+    assert user_file.read_text() == "machine nvcr.io login $oauthtoken password $(cat ~/.ngc-key)\n"
+
+    calls.unlink()
+    own = f"machine {registry} login AWS password $(my-own-login)\n"
+    user_file.write_text(own)
+    job_id, submit_dir = submit(cluster, job, IMAGE, "--force", path=[stubs], extra_env=env)
+    state, out = finished(cluster, job_id, submit_dir)
+    assert state == "COMPLETED", out
+    assert record.read_text().splitlines() == [
+        f"CONFIG={user_config}",
+        f"MODE={oct(user_config.stat().st_mode & 0o777)[2:]}",
+        own.strip(),
+    ]
+    assert not calls.exists()

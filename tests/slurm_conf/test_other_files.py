@@ -24,9 +24,12 @@ class TestOtherFiles:
         plugstack = [line for line in files.plugstack_conf.splitlines() if not line.startswith("#")]
         assert plugstack == ["include /etc/slurm/plugstack.conf.d/pyxis.conf"]
         assert "*" not in files.plugstack_conf, "configless cannot expand wildcards"
-        assert paths["/etc/slurm/plugstack.conf.d/pyxis.conf"] == (
-            "required /usr/local/lib/slurm/spank_pyxis.so runtime_path=/run/pyxis\n"
-        )
+        pyxis = [
+            line for line in paths["/etc/slurm/plugstack.conf.d/pyxis.conf"].splitlines() if line[:1] != "#"
+        ]
+        assert pyxis == [
+            "required /usr/local/lib/slurm/spank_pyxis.so runtime_path=/run/pyxis container_scope=job"
+        ]
 
     def test_nodes_get_the_included_pyxis_file_themselves(self, example):
         site = SlurmSite()
@@ -42,4 +45,12 @@ class TestOtherFiles:
         cfg = load_config(REPO / "examples" / "default.yaml")
         site = SlurmSite()
         files = slurm_conf.render_slurm_files(cfg, site)
-        assert files.pyxis_conf == f"required {site.pyxis_library} runtime_path={site.pyxis_runtime_path}\n"
+        (line,) = [line for line in files.pyxis_conf.splitlines() if not line.startswith("#")]
+        assert line.startswith(f"required {site.pyxis_library} runtime_path={site.pyxis_runtime_path} ")
+
+    def test_named_containers_live_as_long_as_their_job(self, example):
+        """Rented nodes serve many users: a container named with --container-name is removed by
+        Pyxis's job epilog (and named after the job) instead of staying on the node's NVMe."""
+        pyxis = slurm_conf.render_slurm_files(example).pyxis_conf
+        (line,) = [line for line in pyxis.splitlines() if not line.startswith("#")]
+        assert "container_scope=job" in line.split()[2:]

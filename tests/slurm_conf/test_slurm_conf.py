@@ -38,6 +38,22 @@ class TestSlurmConf:
         for test_only in ("MessageTimeout", "SchedulerParameters"):
             assert test_only not in conf, f"production keeps Slurm's default {test_only}"
 
+    def test_jobs_keep_slurmds_locked_memory_and_an_extern_step(self, example):
+        """EFA needs memlock: a job must not take the low limit of the shell that submitted it
+        (the real-Slurm suite submits from one: tests/integration/test_node_limits.py). The
+        extern step holds ssh sessions pam_slurm_adopt adopts."""
+        conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
+        assert single(conf, "PropagateResourceLimitsExcept") == "MEMLOCK"
+        assert "PropagateResourceLimits" not in conf
+        assert single(conf, "PrologFlags") == "Contain"
+
+    def test_mail_requests_are_logged_by_a_program_every_image_has(self, example):
+        """slurmctld logs "Configured MailProg is invalid" at every start when MailProg is
+        missing (the real-Slurm suite checks its log); logger is in bsdutils, which Debian
+        and Ubuntu mark essential."""
+        conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
+        assert single(conf, "MailProg") == "/usr/bin/logger"
+
     @pytest.mark.parametrize(
         ("release", "flat"),
         [("22.05.8", True), ("23.02.7", True), ("23.11.0", False), ("23.11.4", False), ("24.11.5", False)],

@@ -28,6 +28,8 @@ source "${BUNDLE_DIR}/lib/containers.sh"
 source "${BUNDLE_DIR}/lib/gpu.sh"
 # shellcheck source=../lib/slurm.sh
 source "${BUNDLE_DIR}/lib/slurm.sh"
+# shellcheck source=../lib/ssh.sh
+source "${BUNDLE_DIR}/lib/ssh.sh"
 # shellcheck source=../lib/roles.sh
 source "${BUNDLE_DIR}/lib/roles.sh"
 

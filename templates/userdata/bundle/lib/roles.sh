@@ -22,8 +22,9 @@ install_login_packages() {
   fi
 }
 
+# pam_slurm_adopt comes from the same Slurm source, so it is pinned and held with it.
 install_compute_packages() {
-  install_packages slurm-client slurmd libslurm-dev -- "${COMPUTE_PACKAGES[@]}"
+  install_packages slurm-client slurmd libslurm-dev "${PAM_ADOPT_PACKAGE}" -- "${COMPUTE_PACKAGES[@]}"
 }
 
 configure_login_enroot() { configure_enroot "${LOGIN_ENROOT_DIRECTORIES[@]}"; }
@@ -176,6 +177,7 @@ run_compute() {
   step start_fabric_manager
   step install_healthcheck
   step name_compute_node
+  step configure_ssh_adoption
   step run_prejoin_healthcheck
   step wait_for_controller
   step start_slurmd

@@ -105,7 +105,9 @@ wait_for_controller() {
 # node never has, and passes $SLURMD_OPTIONS unquoted, which splits the --conf string: the
 # drop-in clears the condition and spells the command line out. Type=simple with -D works
 # on every release: the 23.11 unit is Type=notify for `slurmd --systemd` (22.05 has no
-# --systemd), and a foreground slurmd re-executes in place on reconfigure.
+# --systemd), and a foreground slurmd re-executes in place on reconfigure. Jobs keep
+# slurmd's locked-memory limit (PropagateResourceLimitsExcept=MEMLOCK) and EFA needs it
+# unlimited: the drop-in says so rather than trusting the packaged unit to.
 start_slurmd() {
   local changed="${NODE_SLURM_FILES_CHANGED}"
   mkdir -p "${R}/var/log/slurm" "${R}/var/spool/slurmd"
@@ -114,6 +116,7 @@ ConditionPathExists=
 
 [Service]
 Type=simple
+LimitMEMLOCK=infinity
 ExecStart=
 ExecStart=/usr/sbin/slurmd -D -s -Z --conf-server ${CONF_SERVER} --conf \"${SLURMD_CONF}\""; then
     changed=yes
