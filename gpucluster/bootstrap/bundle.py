@@ -25,6 +25,15 @@ from gpucluster.bootstrap.container_runtime import (
     enroot_downloads,
     pyxis_download,
 )
+from gpucluster.bootstrap.packages import (
+    BASE_PACKAGES,
+    BUILD_PACKAGES,
+    COMPUTE_TOOLS,
+    HEAD_PACKAGES,
+    KERNEL_HOLD_PACKAGES,
+    NODE_TOOLS,
+    UNATTENDED_BLACKLIST,
+)
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
 from gpucluster.gate import jobs as validation_jobs
@@ -44,25 +53,6 @@ AGENT_ENV_FILE = names.AGENT_ENV_FILE
 
 # Kept importable from here, where the bootstrap's tests name it.
 FAILURE_TAG = names.BOOTSTRAP_FAILURE_TAG
-
-# Meta-packages, not versioned kernel packages: holding versioned ones made the EFA
-# installer rebuild its modules for every kernel.
-KERNEL_HOLD_PACKAGES = (
-    "linux-aws",
-    "linux-image-aws",
-    "linux-headers-aws",
-    "linux-base",
-    "lustre-client-modules-aws",
-)
-# unattended-upgrades matches these as regular expressions from the start of a name.
-UNATTENDED_BLACKLIST = (
-    "linux-aws",
-    "linux-image-",
-    "linux-headers-",
-    "linux-modules-",
-    "linux-base",
-    "lustre-client-modules-",
-)
 
 # templates/userdata/thin.sh.j2 unpacks the bundle here; the agents' units point into it.
 BUNDLE_INSTALL_DIR = "/opt/gpucluster/bundle"
@@ -109,22 +99,6 @@ SLURMCTLD_LOCK_BUSY_EXIT = 75
 
 # sackd (configless login nodes without slurmd) ships from Slurm 23.11.
 SACKD_SINCE = (23, 11)
-
-# libpmix-dev: Debian's and Ubuntu's Slurm build mpi/pmix against <libdir>/pmix2 and dlopen
-# its unversioned libpmix.so, which only the -dev package ships; without it `srun --mpi=pmix`
-# (the containerised nccl-tests) fails with "can not load PMIx library" on the submitting
-# side and in slurmstepd (seen with Debian 12's Slurm 22.05 in the real-Slurm suite).
-BASE_PACKAGES = ("munge", "nfs-common", "libpmix-dev")
-# Pyxis is built on every role that runs srun/sbatch, the head included: the plugstack.conf
-# each of them reads marks spank_pyxis.so required, and a client that cannot load it refuses
-# to submit. libslurm-dev (spank.h) comes with the Slurm packages in roles.sh.
-BUILD_PACKAGES = ("build-essential", "curl")
-HEAD_PACKAGES = (*BASE_PACKAGES, "python3-boto3", *BUILD_PACKAGES)
-# `nc -z` tells when slurmctld listens, before slurmd or sackd is started.
-NODE_TOOLS = ("netcat-openbsd",)
-# The torchrun job builds its host Python environment with `python3 -m venv`, which Ubuntu
-# ships separately.
-COMPUTE_TOOLS = ("python3-venv",)
 
 # FSx for Lustre guide, "Configuring EFA clients": 8 EFA interfaces on p5/p5e/p5en/p6-b200
 # (16 on p6-b300), 2 on other multi-card instances, 1 on single-card ones; each counts
