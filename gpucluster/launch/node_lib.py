@@ -11,15 +11,16 @@ from the job's Python environment (TRAIN_REQUIREMENTS, on the host) or the train
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.launch.gpu_env import NODE_LIB_DIR, gpu_env_path, render_gpu_env
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
-# The trainer imports gpucluster.bad_input and gpucluster.train only (tests/launch/test_node_lib.py
-# runs it from these files alone).
-TRAINER_MODULES = ("__init__.py", "bad_input.py", "train/*.py")
+# The trainer's package; what it imports from the rest of gpucluster is followed from here
+# (tests/launch/test_torchrun_checks.py runs it from the files this gathers alone).
+TRAINER_PACKAGE = "gpucluster.train"
 # What the trainer needs besides torch, pinned: the host environment the torchrun job builds and
 # the training image install exactly this.
 TRAINER_REQUIREMENTS = ("pydantic==2.14.4",)
@@ -33,13 +34,42 @@ def trainer_dir(lib_dir: str = NODE_LIB_DIR) -> str:
     return f"{lib_dir}/python"
 
 
+def _module_file(module: str) -> Path | None:
+    """The source of a gpucluster module (a package's __init__.py), or None."""
+    parts = module.split(".")[1:]
+    candidates = [PACKAGE_ROOT.joinpath(*parts, "__init__.py")]
+    if parts:
+        candidates.append(PACKAGE_ROOT.joinpath(*parts[:-1], f"{parts[-1]}.py"))
+    return next((candidate for candidate in candidates if candidate.is_file()), None)
+
+
+def _imported(path: Path) -> set[str]:
+    """The gpucluster modules `path` imports (any nesting: lazy imports count too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name.split(".")[0] == "gpucluster"}
+
+
 def trainer_sources() -> dict[str, str]:
-    """The trainer's files, keyed by their path under trainer_dir()."""
-    files: dict[str, str] = {}
-    for pattern in TRAINER_MODULES:
-        for path in sorted(PACKAGE_ROOT.glob(pattern)):
-            files[f"gpucluster/{path.relative_to(PACKAGE_ROOT).as_posix()}"] = path.read_text()
-    return files
+    """The trainer's package and every gpucluster module it imports, followed to the end,
+    keyed by their path under trainer_dir()."""
+    package = PACKAGE_ROOT / Path(*TRAINER_PACKAGE.split(".")[1:])
+    todo = {"gpucluster"} | {f"{TRAINER_PACKAGE}.{path.stem}" for path in package.glob("*.py")}
+    seen: dict[Path, None] = {}
+    while todo:
+        path = _module_file(todo.pop())
+        if path is None or path in seen:
+            continue  # a name imported from a module, not a module of its own
+        seen[path] = None
+        todo |= _imported(path)
+    return {
+        f"gpucluster/{path.relative_to(PACKAGE_ROOT).as_posix()}": path.read_text() for path in sorted(seen)
+    }
 
 
 def python_requirements(cfg: ClusterConfig) -> tuple[str, ...]:

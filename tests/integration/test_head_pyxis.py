@@ -35,7 +35,7 @@ def _head_side(cluster: SlurmCluster, library: Path, name: str) -> dict[str, str
     )
     files = slurm_conf.render_slurm_files(cluster.cfg, site).by_path(site)
     pyxis_conf = f"{slurm_conf.plugstack_dir(site)}/pyxis.conf"
-    assert files[pyxis_conf].startswith(f"required {library} ")
+    assert any(line.startswith(f"required {library} ") for line in files[pyxis_conf].splitlines())
     for path, text in files.items():
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text)

@@ -96,9 +96,11 @@ def test_the_reference_trainer_runs_from_the_node_files_alone(tmp_path: Path) ->
     assert "gpucluster/train/__main__.py" in trainer_sources()
     # The node files come first on the path, as PYTHONPATH puts them: every module the trainer
     # imports must be among them, or the import fails (the package is the node copy alone).
+    # Every gpucluster module loaded must come from the node's files: the checkout's editable
+    # install would otherwise supply one they lack.
     probe = (
-        "import gpucluster, gpucluster.train.__main__, gpucluster.train.loop; "
-        "print(gpucluster.__file__); print(gpucluster.train.loop.__file__)"
+        "import sys, gpucluster.train.__main__, gpucluster.train.loop; "
+        "print('\\n'.join(m.__file__ for n, m in sys.modules.items() if n.split('.')[0] == 'gpucluster'))"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe],
