@@ -33,6 +33,7 @@ from gpucluster.launch.torchrun import torchrun_files
 from gpucluster.rendering import TEMPLATE_ROOT, render
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm import health_probes
+from gpucluster.slurm.build import BUILD_DEPENDENCIES, NodeBuild
 from gpucluster.slurm.conf import SlurmSite
 
 BUNDLE_SOURCES = TEMPLATE_ROOT / "userdata" / "bundle"
@@ -107,19 +108,18 @@ SLURMCTLD_START_TIMEOUT_SECONDS = _WAITS["SLURMCTLD_START_TIMEOUT"]
 # flock's exit status when the wait ran out, so the journal says which way it failed.
 SLURMCTLD_LOCK_BUSY_EXIT = 75
 
-# sackd (configless login nodes without slurmd) ships from Slurm 23.11.
-SACKD_SINCE = (23, 11)
-
-# libpmix-dev: Debian's and Ubuntu's Slurm build mpi/pmix against <libdir>/pmix2 and dlopen
-# its unversioned libpmix.so, which only the -dev package ships; without it `srun --mpi=pmix`
-# (the containerised nccl-tests) fails with "can not load PMIx library" on the submitting
-# side and in slurmstepd (seen with Debian 12's Slurm 22.05 in the real-Slurm suite).
-BASE_PACKAGES = ("munge", "nfs-common", "libpmix-dev")
+# The pinned Slurm's build dependencies on every node (gpucluster.slurm.build): the head
+# builds it, the others load the same libraries (the -dev packages pull them in), and
+# libpmix-dev ships the unversioned libpmix.so that mpi/pmix dlopens (`srun --mpi=pmix`,
+# the containerised nccl-tests: "can not load PMIx library" without it).
+BASE_PACKAGES = ("munge", "nfs-common", *BUILD_DEPENDENCIES)
 # Pyxis is built on every role that runs srun/sbatch, the head included: the plugstack.conf
 # each of them reads marks spank_pyxis.so required, and a client that cannot load it refuses
-# to submit. libslurm-dev (spank.h) comes with the Slurm packages in roles.sh.
+# to submit. spank.h comes with the Slurm package (lib/slurm_package.sh).
 BUILD_PACKAGES = ("build-essential", "curl")
 HEAD_PACKAGES = (*BASE_PACKAGES, "python3-boto3", *BUILD_PACKAGES)
+# Ubuntu's Slurm packages: an image with one of them would mix two Slurms under /usr.
+DISTRIBUTION_SLURM_PACKAGES = ("slurm-client", "slurmd", "slurmctld", "sackd", "libslurm-dev", "slurm-wlm")
 # `nc -z` tells when slurmctld listens, before slurmd or sackd is started.
 NODE_TOOLS = ("netcat-openbsd",)
 # The torchrun job builds its host Python environment with `python3 -m venv`, which Ubuntu
@@ -155,11 +155,6 @@ def head_agents(cfg: ClusterConfig) -> Agents:
     installed = {f"/etc/systemd/system/{unit.name}": unit.read_text() for unit in units}
     installed[AGENT_ENV_FILE] = render("systemd/agents.env.j2", cfg=cfg)
     return Agents(code=code, installed=installed, timers=[u.name for u in units if u.suffix == ".timer"])
-
-
-def uses_sackd(cfg: ClusterConfig) -> bool:
-    major, minor, _ = (int(part) for part in cfg.software.slurm.split("."))
-    return (major, minor) >= SACKD_SINCE
 
 
 def lustre_efa_interfaces(cfg: ClusterConfig, group: ComputeGroupConfig) -> int:
@@ -204,13 +199,13 @@ def _cluster_conf(
     agent_units: list[str],
     job_files: list[str],
     lib_files: list[str],
+    slurm: NodeBuild,
 ) -> str:
     fsx = cfg.storage.fsx_lustre
     return render(
         "userdata/conf/cluster.sh.j2",
         cfg=cfg,
         site=site,
-        use_sackd=uses_sackd(cfg),
         param_munge_secret_arn=names.storage_parameter(cfg, "munge_secret_arn"),
         param_log_agent_config=names.log_agent_config_parameter(cfg),
         param_head_image=names.head_image_parameter(cfg),
@@ -224,7 +219,6 @@ def _cluster_conf(
         lustre_repo=lustre_client.repository(cfg),
         controller_hostname=slurm_conf.controller_hostname(cfg, site),
         conf_server=slurm_conf.conf_server(cfg, site),
-        private_zone=names.private_zone(cfg),
         controller_files=controller_files,
         node_slurm_files=node_slurm_files,
         agent_files=agent_files,
@@ -246,6 +240,7 @@ def _cluster_conf(
         slurmctld_lock_busy_exit=SLURMCTLD_LOCK_BUSY_EXIT,
         kernel_hold=KERNEL_HOLD_PACKAGES,
         unattended_blacklist=UNATTENDED_BLACKLIST,
+        distribution_slurm=DISTRIBUTION_SLURM_PACKAGES,
         head_packages=HEAD_PACKAGES,
         login_packages=(*BASE_PACKAGES, *NODE_TOOLS, *BUILD_PACKAGES),
         compute_packages=(*BASE_PACKAGES, *NODE_TOOLS, *COMPUTE_TOOLS, *BUILD_PACKAGES),
@@ -255,6 +250,8 @@ def _cluster_conf(
         compute_enroot=COMPUTE_ENROOT,
         login_enroot=LOGIN_ENROOT,
         pyxis=pyxis_download(cfg),
+        slurm=slurm,
+        slurm_source_key=names.slurm_source_object_key(slurm.sha256),
         groups=group_settings(cfg),
     )
 
@@ -266,11 +263,14 @@ def _static_sources() -> dict[str, str]:
     }
 
 
-def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str, str]:
+def bundle_files(
+    cfg: ClusterConfig, site: SlurmSite | None = None, slurm: NodeBuild | None = None
+) -> dict[str, str]:
     """Every file of the bootstrap bundle, keyed by its path inside the bundle.
 
     `site` is production by default; the tests pass one whose health check finds their
-    stub commands, as gpucluster.slurm.conf's own tests do.
+    stub commands, as gpucluster.slurm.conf's own tests do. `slurm` is the pinned build by
+    default; the tests pass one whose source is their small stand-in.
     """
     site = site or SlurmSite()
     controller = slurm_conf.render_slurm_files(cfg, site).by_path(site)
@@ -291,6 +291,7 @@ def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str,
         agents.timers,
         sorted(jobs),
         sorted(next(iter(lib.values()))),
+        slurm or NodeBuild(),
     )
     files.update(_role_tree("head", {**controller, **agents.installed}))
     files.update(
