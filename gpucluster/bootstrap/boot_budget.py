@@ -88,9 +88,9 @@ POLLS: tuple[Poll, ...] = (
         ("compute",),
         "the DLAMI formats and mounts local NVMe in parallel with user data",
     ),
-    # The head builds the pinned Slurm once per cluster on its first boot (lib/slurm_package.sh:
-    # about 5 min on 2 cores, README "Which Slurm, and why"); nodes that boot alongside it
-    # wait for the package on EFS, which later boots find ready.
+    # The head builds the pinned Slurm once per cluster on its first boot (lib/slurm_package.sh,
+    # SLURM_BUILD_ALLOWANCE); nodes that boot alongside it wait for the package on EFS,
+    # which later boots find ready.
     Poll(
         "SLURM_PACKAGE_TIMEOUT",
         1800,
@@ -190,7 +190,8 @@ RETRIES: tuple[Retry, ...] = (
 # checks, the pre-join health check. Not bounded by the scripts; an allowance.
 WORK_ALLOWANCE = 900
 # The head's build of the Slurm package on its first boot (configure, make, install):
-# 5 min 13 s on a loaded 2-core machine; a head has at least as many cores.
+# 6 min on a loaded 2-core machine (README "Which Slurm, and why"); a head has at least
+# as many cores.
 SLURM_BUILD_ALLOWANCE = 900
 # What the hook's HeartbeatTimeout adds to the budget, so a boot that ends on the budget
 # still completes its lifecycle action before the hook times out.
