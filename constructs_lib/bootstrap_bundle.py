@@ -19,7 +19,7 @@ from constructs import Construct
 from gpucluster import names
 from gpucluster.bootstrap.userdata import BundleRef, archive_sha256, bundle_archive, render_bundle
 from gpucluster.config import ClusterConfig
-from gpucluster.slurm.build import PINNED_SHA256, SOURCE_TARBALL
+from gpucluster.slurm_release import PINNED_SHA256, SOURCE_TARBALL
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ import tarfile
 
 from gpucluster.bootstrap.container_runtime import enroot_downloads
 from gpucluster.config import ClusterConfig, SoftwareConfig
-from gpucluster.slurm.build import PINNED_SLURM, NodeBuild
+from gpucluster.slurm.build import NodeBuild
+from gpucluster.slurm_release import PINNED_SLURM
 
 
 def fixture_bytes(name: str) -> bytes:

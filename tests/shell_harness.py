@@ -20,8 +20,9 @@ from gpucluster.bootstrap import lustre_client, node_logs
 from gpucluster.bootstrap.bundle import APPLIED_BUNDLE_FILE, bundle_files
 from gpucluster.bootstrap.container_runtime import enroot_downloads, pyxis_download
 from gpucluster.config import ClusterConfig
-from gpucluster.slurm.build import PINNED_SLURM, NodeBuild
+from gpucluster.slurm.build import NodeBuild
 from gpucluster.slurm.conf import SlurmSite
+from gpucluster.slurm_release import PINNED_SLURM
 from tests.shell_downloads import fixture_bytes, pyxis_fixture, slurm_package_fixture, slurm_source_fixture
 from tests.shell_stubs import ALLOWED_TOOLS, CLOUDWATCH_AGENT_SHIM, STUBS
 

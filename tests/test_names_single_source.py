@@ -20,7 +20,7 @@ from gpucluster.agents import cluster_names, maintenance, node_cleanup
 from gpucluster.bootstrap.bundle import bundle_files
 from gpucluster.config.loader import load_config
 from gpucluster.slurm import conf as slurm_conf
-from gpucluster.slurm.build import PINNED_SHA256
+from gpucluster.slurm_release import PINNED_SHA256
 
 REPO = Path(__file__).resolve().parent.parent
 PRODUCTION_DIRS = ("gpucluster", "constructs_lib", "stacks", "templates")

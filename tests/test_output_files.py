@@ -15,7 +15,7 @@ from gpucluster import names
 from gpucluster.bad_input import BadInput
 from gpucluster.cli import app
 from gpucluster.output_files import manifest_name, replacing
-from gpucluster.slurm.build import PINNED_SHA256
+from gpucluster.slurm_release import PINNED_SHA256
 from tests.conftest import REPO
 
 DEFAULT = REPO / "examples" / "default.yaml"

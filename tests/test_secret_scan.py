@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from gpucluster.scan.files import Scan, scan_bytes, scan_path
 from gpucluster.scan.rules import FindingKind
 from gpucluster.scan.secrets import run_scan
-from gpucluster.slurm.build import SOURCE_TARBALL
+from gpucluster.slurm_release import SOURCE_TARBALL
 
 ACCESS_KEY_ID = "AKIA" + "IOSFODNN7EXAMPLE"
 SESSION_KEY_ID = "ASIA" + "Q3EGUMAXXEXAMPLE"

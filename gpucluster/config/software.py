@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from gpucluster.config.fields import PgpFingerprint, Sha256, StrictModel, fail, fail_at
-from gpucluster.slurm.build import PINNED_SLURM
+from gpucluster.slurm_release import PINNED_SLURM
 
 # Enroot/Pyxis image references: [USER@][REGISTRY#]IMAGE[:TAG|@DIGEST]; rendered into shell.
 _IMAGE = re.compile(r"^[A-Za-z0-9._/:#@+-]+$")

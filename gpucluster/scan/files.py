@@ -23,7 +23,7 @@ from pathlib import Path
 
 from gpucluster.progress import Meter
 from gpucluster.scan.rules import Finding, scan_content
-from gpucluster.slurm.build import PINNED_SHA256, PINNED_SLURM
+from gpucluster.slurm_release import PINNED_SHA256, PINNED_SLURM
 
 _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")
 # Third-party sources the Cluster stack ships byte for byte, pinned by sha256: none of the

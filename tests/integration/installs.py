@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpucluster.slurm.build import PINNED_SLURM
+from gpucluster.slurm_release import PINNED_SLURM
 from tests.integration.host import HarnessError, run
 from tests.integration.slurm_build import missing_build_dependencies, pinned_slurm, slurm_prefix
 

@@ -14,7 +14,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from gpucluster.slurm.build import CONFIGURE_FLAGS, PINNED_SLURM, REQUIRED_PLUGINS, REQUIRED_PROGRAMS
+from gpucluster.slurm.build import CONFIGURE_FLAGS, REQUIRED_PLUGINS, REQUIRED_PROGRAMS
+from gpucluster.slurm_release import PINNED_SLURM
 from tests.integration.prerequisites import unavailable
 from tests.integration.vendor_builds import build_dir, build_once, expected_sha256, has_header, libc_version
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.slurm.build import PINNED_SHA256
+from gpucluster.slurm_release import PINNED_SHA256
 from tests.integration import installs, prerequisites, slurm_build, vendor_builds
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from gpucluster import names
 from gpucluster.slurm import conf as slurm_conf
-from gpucluster.slurm.build import PINNED_SLURM
+from gpucluster.slurm_release import PINNED_SLURM
 from tests.integration.cluster import SlurmCluster
 from tests.integration.host import wait_for
 from tests.integration.queries import node_states
