@@ -41,9 +41,7 @@ JOB_TIMEOUT = 120
 @pytest.fixture(scope="module")
 def enroot_node(slurm_cluster: SlurmCluster) -> EnrootNode:
     cluster = slurm_cluster
-    return install_enroot(
-        enroot_root(cluster.install), cluster.cfg, cluster.group, cluster.root, list(cluster.nodes)
-    )
+    return install_enroot(enroot_root(), cluster.cfg, cluster.group, cluster.root, list(cluster.nodes))
 
 
 @pytest.fixture(scope="module")
