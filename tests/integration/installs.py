@@ -19,8 +19,9 @@ from tests.integration.host import HarnessError, run
 from tests.integration.slurm_build import missing_build_dependencies, pinned_slurm, slurm_prefix
 
 # Prepends the build's directories to the PATH the command is started with (which the
-# caller may have extended, e.g. with Enroot's directory for slurmd).
-_WITH_PREFIX = 'PATH="$0/sbin:$0/bin:$PATH" exec "$@"'
+# caller may have extended, e.g. with Enroot's directory for slurmd), unless that PATH
+# names them already: then the caller chose what comes first (a test's stand-in srun).
+_WITH_PREFIX = 'case ":$PATH:" in *":$0/bin:"*) ;; *) PATH="$0/sbin:$0/bin:$PATH" ;; esac; exec "$@"'
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,13 @@ class SlurmInstall:
         """Why this install cannot be built here, or None."""
         return missing_build_dependencies()
 
+    @property
+    def path(self) -> list[str]:
+        """The directories of this install's programs, for a PATH."""
+        return [str(self.prefix / "sbin"), str(self.prefix / "bin")]
+
     def command(self, argv: Sequence[str]) -> list[str]:
-        """`argv` run with this install's programs first on PATH."""
+        """`argv` run with this install's programs on PATH, first unless PATH has them."""
         return ["sh", "-c", _WITH_PREFIX, str(self.prefix), *argv]
 
     def check_release(self) -> None:
