@@ -27,7 +27,7 @@ $(SETUP_STAMP): pyproject.toml package.json package-lock.json
 setup: $(SETUP_STAMP)
 
 ## The machine's set-up for the suite (.ci/system): the Debian packages in .ci/debian-packages
-## and the Debian 13 root that Slurm 24.11 runs from. Quiet when done; needs root and
+## (among them the pinned Slurm's build dependencies). Quiet when done; needs root and
 ## apt-get, and without them prints the command to run (in CI it fails instead).
 system:
 	@.ci/system
@@ -51,7 +51,7 @@ typecheck: setup-train
 	$(PY) -m mypy
 
 ## The whole suite: the type check, then unit, snapshot, shell, and real-Slurm integration
-## tests (on Debian 12's Slurm 22.05 and Debian 13's 24.11).
+## tests (on the pinned Slurm 25.11.7, built from the vendored source once and cached).
 test: system setup-train typecheck
 	$(PY) -m pytest -q
 

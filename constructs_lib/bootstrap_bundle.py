@@ -1,4 +1,6 @@
-"""The bootstrap bundle as a file asset: one deterministic tar.gz for all roles.
+"""The bootstrap bundle as a file asset: one deterministic tar.gz for all roles; and the
+pinned Slurm source beside it, which the head builds (hermetic: no boot downloads Slurm
+from a third party).
 
 The archive's sha256 is computed here at synth and baked into each thin
 user-data, so a node refuses a bundle that is not exactly what was synthesized.
@@ -17,6 +19,7 @@ from constructs import Construct
 from gpucluster import names
 from gpucluster.bootstrap.userdata import BundleRef, archive_sha256, bundle_archive, render_bundle
 from gpucluster.config import ClusterConfig
+from gpucluster.slurm_release import PINNED_SHA256, SOURCE_TARBALL
 
 
 @dataclass(frozen=True)
@@ -61,3 +64,35 @@ class BootstrapBundle(Construct):
         self.bucket_arn = stack.format_arn(service="s3", region="", account="", resource=location.bucket_name)
         self.object_key = location.object_key
         self.ref = BundleRef(url=location.s3_object_url, sha256=digest)
+
+
+class SlurmSource(Construct):
+    """The vendored Slurm source tarball as a file asset in the bundle's bucket, under the
+    key the head computes (names.slurm_source_object_key): its sha256 is the custom asset
+    hash, so the key follows from the pin alone. The head checks the file's sha256 too."""
+
+    object_key: str
+
+    def __init__(self, scope: Construct, id: str) -> None:
+        super().__init__(scope, id)
+        stack = cdk.Stack.of(self)
+        holder = Construct(self, "Asset")
+        stage = cdk.AssetStaging(
+            holder,
+            "Stage",
+            source_path=str(SOURCE_TARBALL),
+            asset_hash=PINNED_SHA256,
+            asset_hash_type=cdk.AssetHashType.CUSTOM,
+        )
+        location = stack.synthesizer.add_file_asset(
+            packaging=stage.packaging,
+            source_hash=stage.asset_hash,
+            file_name=stage.relative_staged_path(stack),
+            display_name=cdk.Names.stack_relative_construct_path(holder),
+        )
+        expected = names.slurm_source_object_key(PINNED_SHA256)
+        if location.object_key != expected:
+            raise ValueError(
+                f"the Slurm source asset's key is {location.object_key}, the head looks for {expected}"
+            )
+        self.object_key = location.object_key

@@ -2,7 +2,8 @@
 
 Every role can read the munge key, the cluster's SSM parameters and the
 bootstrap bundle, write its logs into the cluster's log group only, and use
-Session Manager. Only the head node may resize the
+Session Manager. Only the head node reads the Slurm source (it builds the package
+the other nodes install) and may resize the
 cluster's Auto Scaling groups (the capacity-block controller); only compute
 nodes complete their own launch lifecycle action and tag themselves. Login and
 compute nodes, which import and run images (`enroot import`, Pyxis), may pull from
@@ -64,6 +65,8 @@ class NodeRolesProps:
     cfg: ClusterConfig
     bundle_bucket_arn: str
     bundle_object_key: str
+    # The Slurm source the head builds, in the bundle's bucket.
+    slurm_source_object_key: str
     # The node log group's ARN (GetAtt Arn, which ends in ":*" and so covers its streams).
     log_group_arn: str
 
@@ -116,6 +119,11 @@ class NodeRoles(Construct):
         ]
         extra = {
             "head": [
+                Allow(
+                    sid="ReadSlurmSource",
+                    actions=["s3:GetObject"],
+                    resource=f"{props.bundle_bucket_arn}/{props.slurm_source_object_key}",
+                ),
                 Allow(
                     sid="ReadCapacityAndInstances",
                     actions=[

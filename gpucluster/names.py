@@ -10,6 +10,7 @@ values from the stateful Storage stack.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from gpucluster.agents import cluster_names
@@ -104,6 +105,13 @@ def bundle_object_key(asset_hash: str) -> str:
     """The bundle's S3 key: the CDK names a file asset by its asset hash (64 hex digits,
     not the file's sha256) and keeps the file's last extension, so `<asset hash>.gz`."""
     return asset_hash + "." + BUNDLE_FILE.rsplit(".", 1)[1]
+
+
+def slurm_source_object_key(source_sha256: str) -> str:
+    """The Slurm source's S3 key in the same bucket as the bundle. Staged with the source's
+    sha256 as its custom asset hash, the CDK names the object sha256(that hash) and keeps
+    the last extension (constructs_lib/bootstrap_bundle.py checks it at synth)."""
+    return hashlib.sha256(source_sha256.encode()).hexdigest() + ".gz"
 
 
 def cdk_assets_bucket(account: str, region: str) -> str:

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import aws_cdk as cdk
 from constructs import Construct
 
-from constructs_lib.bootstrap_bundle import BootstrapBundle, BootstrapBundleProps
+from constructs_lib.bootstrap_bundle import BootstrapBundle, BootstrapBundleProps, SlurmSource
 from constructs_lib.cfn import string_parameter
 from constructs_lib.cluster_dns import ClusterDns, ClusterDnsProps
 from constructs_lib.compute_fleet import ComputeFleet, ComputeFleetProps
@@ -42,6 +42,7 @@ class ClusterStack(cdk.Stack):
         super().__init__(scope, id, **kwargs)
         image_id = node_image_id(self, cfg.image)
         bundle = BootstrapBundle(self, "Bootstrap", BootstrapBundleProps(cfg=cfg))
+        slurm_source = SlurmSource(self, "SlurmSource")
         node_logs = NodeLogs(self, "NodeLogs", NodeLogsProps(cfg=cfg))
         roles = NodeRoles(
             self,
@@ -50,6 +51,7 @@ class ClusterStack(cdk.Stack):
                 cfg=cfg,
                 bundle_bucket_arn=bundle.bucket_arn,
                 bundle_object_key=bundle.object_key,
+                slurm_source_object_key=slurm_source.object_key,
                 log_group_arn=node_logs.log_group_arn,
             ),
         )

@@ -9,6 +9,7 @@ scripts use but the harness does not know fails loudly instead of touching this 
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -16,18 +17,20 @@ from pathlib import Path
 
 from gpucluster import names
 from gpucluster.bootstrap import lustre_client, node_logs
-from gpucluster.bootstrap.bundle import bundle_files
+from gpucluster.bootstrap.bundle import APPLIED_BUNDLE_FILE, bundle_files
 from gpucluster.bootstrap.container_runtime import enroot_downloads, pyxis_download
 from gpucluster.config import ClusterConfig
+from gpucluster.slurm.build import NodeBuild
 from gpucluster.slurm.conf import SlurmSite
-from tests.shell_downloads import fixture_bytes, pyxis_fixture
+from gpucluster.slurm_release import PINNED_SLURM
+from tests.shell_downloads import fixture_bytes, pyxis_fixture, slurm_package_fixture, slurm_source_fixture
 from tests.shell_stubs import ALLOWED_TOOLS, CLOUDWATCH_AGENT_SHIM, STUBS
 from tests.ubuntu_pam import FILES as UBUNTU_PAM_FILES
 
-SLURM_DEBIAN_VERSION = "23.11.4-1.2ubuntu5"
 INSTANCE_ID = "i-0123456789abcdef0"
 LOCAL_IPV4 = "10.80.1.23"
 ASG_NAME = "demo-cluster-gpu-asg"
+ASSET_BUCKET = "cdk-hnb659fds-assets-123456789012-us-east-2"
 MUNGE_SECRET_ARN = (
     "arn:aws:secretsmanager:{region}:123456789012:secret:gpucluster/{name}/munge-key-0123456789ab-AbCdEf"
 )
@@ -71,7 +74,8 @@ class Node:
     gpus: int = 8
     efa: int = 32
     nvme_mounted: bool = True
-    slurm_available: tuple[str, ...] = (SLURM_DEBIAN_VERSION,)
+    # Whether the head has published the Slurm package on /home (for login and compute).
+    publish_slurm_package: bool = True
     # Packages the image carries besides IMAGE_PACKAGES, name -> version.
     image_extra: dict[str, str] = field(default_factory=dict)
     corrupt_downloads: tuple[str, ...] = ()
@@ -125,7 +129,13 @@ class Node:
             nvme.mkdir(parents=True)
             (self.state / "mounts").write_text(f"{nvme}\n")
         self.site = SlurmSite(healthcheck_path=f"{self.stubs}:{self.allowed}", mount_root=str(self.root))
-        self.files = bundle_files(self.cfg, self.site)
+        # The Slurm source the head downloads is the harness's small stand-in.
+        self.slurm_source = slurm_source_fixture(NodeBuild())
+        if "slurm-source" in self.corrupt_downloads:
+            self.slurm_source += b"tampered"
+        self.slurm = NodeBuild(sha256=hashlib.sha256(slurm_source_fixture(NodeBuild())).hexdigest())
+        (self.fixtures / names.slurm_source_object_key(self.slurm.sha256)).write_bytes(self.slurm_source)
+        self.files = bundle_files(self.cfg, self.site, self.slurm)
         for name, text in self.files.items():
             path = self.bundle / name
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -178,7 +188,21 @@ class Node:
             device.mkdir(parents=True)
             (device / "driver").symlink_to(driver)
 
+    @property
+    def slurm_package(self) -> Path:
+        build = self.slurm
+        return self.root / build.package_dir.lstrip("/") / f"slurm-{PINNED_SLURM}-{build.build_key}.tar.gz"
+
     def run(self, role: str, group: str | None = None) -> Run:
+        applied = self.root / APPLIED_BUNDLE_FILE.lstrip("/")
+        if role == "head" and not applied.exists():
+            # What the head's user data records before the bootstrap: the bundle's S3 URL,
+            # whose bucket also holds the Slurm source.
+            applied.parent.mkdir(parents=True, exist_ok=True)
+            applied.write_text(f"{'0' * 64} s3://{ASSET_BUCKET}/bundle.gz\n")
+        if role != "head" and self.publish_slurm_package and not self.slurm_package.exists():
+            self.slurm_package.parent.mkdir(parents=True, exist_ok=True)
+            self.slurm_package.write_bytes(slurm_package_fixture(self.slurm))
         arguments = ["--role", role] + (["--group", group] if group is not None else [])
         return self.run_script("bin/bootstrap.sh", *arguments)
 
@@ -200,7 +224,6 @@ class Node:
             "SIM_INSTANCE_ID": INSTANCE_ID,
             "SIM_LOCAL_IPV4": LOCAL_IPV4,
             "SIM_ASG": ASG_NAME,
-            "SIM_SLURM_AVAILABLE": " ".join(self.slurm_available),
             "SIM_KEFALND_BUILT": "yes" if self.kefalnd else "no",
             "SIM_LUSTRE_AVAILABLE": "yes" if self.lustre_available else "no",
             **self.env,

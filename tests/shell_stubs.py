@@ -97,10 +97,6 @@ for ((i = 0; i < ${#args[@]}; i++)); do
       if [[ "$name" == amazon-cloudwatch-agent ]]; then
         install_cloudwatch_agent_shim
       fi
-      if [[ "$name" == libpam-slurm-adopt ]]; then
-        pam_dir="$GPUCLUSTER_ROOT/${SIM_PAM_MODULE_DIR:-usr/lib/x86_64-linux-gnu/security}"
-        mkdir -p "$pam_dir"; touch "$pam_dir/pam_slurm_adopt.so"
-      fi
       if [[ "$name" == libslurm-dev ]]; then
         mkdir -p "$GPUCLUSTER_ROOT/usr/include/slurm"; touch "$GPUCLUSTER_ROOT/usr/include/slurm/spank.h"
       fi
@@ -237,14 +233,26 @@ case "$url" in
     cp "$src" "$out" ;;
 esac
 """,
+    # Pyxis's install gives spank_pyxis.so; a tree with stub-install-files (the harness's
+    # Slurm source) installs the files it lists.
     "make": r"""
-for a in "$@"; do
-  [[ "$a" == DESTDIR=* ]] && dest="${a#DESTDIR=}"
+dir=.
+while (($# > 0)); do
+  case "$1" in -C) dir="$2"; shift ;; DESTDIR=*) dest="${1#DESTDIR=}" ;; install) install=yes ;; esac
+  shift
 done
-if [[ " $* " == *" install "* ]]; then
+[[ -n "${install:-}" ]] || exit 0
+if [[ -f "$dir/stub-install-files" ]]; then
+  while read -r file; do
+    mkdir -p "$dest$(dirname "$file")"; touch "$dest$file"
+  done <"$dir/stub-install-files"
+else
   mkdir -p "$dest/usr/local/lib/slurm"; touch "$dest/usr/local/lib/slurm/spank_pyxis.so"
 fi
 """,
+    "getent": r"""[[ "$1" == passwd ]] && grep -qx "$2" "$SIM_STATE/users" 2>/dev/null""",
+    "groupadd": "exit 0\n",
+    "useradd": r"""echo "${!#}" >>"$SIM_STATE/users" """,
     "chown": "exit 0\n",
     "modprobe": "exit 0\n",
     "modinfo": r"""

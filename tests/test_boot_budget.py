@@ -167,7 +167,8 @@ def test_the_budget_covers_the_compute_waits_and_stays_within_auto_scaling_limit
     compute = boot_budget.boot_budget("compute")
     # The long waits alone were about 3,000 s, more than the old 2,400 s hook.
     long_waits = sum(poll.timeout for poll in boot_budget.POLLS if "compute" in poll.roles)
-    assert long_waits == 1200 + 600 + 900 + 120 + 300  # apt, NVMe, slurmctld, Fabric Manager, slurmd
+    # apt, NVMe, the head's Slurm package, slurmctld, Fabric Manager, slurmd
+    assert long_waits == 1200 + 600 + 1800 + 900 + 120 + 300
     assert compute > long_waits + boot_budget.WORK_ALLOWANCE
     timeout = boot_budget.heartbeat_timeout()
     assert timeout == min(compute + boot_budget.MARGIN, 7200)
@@ -176,6 +177,20 @@ def test_the_budget_covers_the_compute_waits_and_stays_within_auto_scaling_limit
     beats = boot_budget.heartbeat_beats()
     assert beats * boot_budget.HEARTBEAT_INTERVAL <= compute < (beats + 1) * boot_budget.HEARTBEAT_INTERVAL
     assert timeout > boot_budget.HEARTBEAT_INTERVAL
+
+
+def test_only_the_head_budgets_the_slurm_build_and_the_others_wait_for_it() -> None:
+    package = next(poll for poll in boot_budget.POLLS if poll.name == "SLURM_PACKAGE_TIMEOUT")
+    assert package.roles == ("login", "compute")
+    assert package.timeout > boot_budget.SLURM_BUILD_ALLOWANCE
+    head = boot_budget.boot_budget("head")
+    without_build = head - boot_budget.SLURM_BUILD_ALLOWANCE
+    assert (
+        without_build
+        == sum(p.worst_case for p in boot_budget.POLLS if "head" in p.roles)
+        + sum(r.worst_case("head") for r in boot_budget.RETRIES)
+        + boot_budget.WORK_ALLOWANCE
+    )
 
 
 def test_the_hook_heartbeat_timeout_in_the_template_is_the_derived_one(synthesized, example_configs):

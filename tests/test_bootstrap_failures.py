@@ -20,7 +20,10 @@ DEFECTS: dict[str, tuple[dict[str, Any], str]] = {
     "checksum": ({"corrupt_downloads": ("enroot_4.2.1-1_amd64.deb",)}, "sha256"),
     "gpu": ({"gpus": 7}, "pre-join health check failed"),
     "efa": ({"efa": 31}, "pre-join health check failed"),
-    "slurm": ({"slurm_available": ("24.05.1-1",)}, "no Slurm 23.11.4"),
+    "slurm-package": (
+        {"publish_slurm_package": False},
+        "no Slurm 25.11.7 package at ",
+    ),
     "controller": (
         {"env": {"SIM_CONTROLLER_DOWN": "1"}},
         "slurmctld at slurmctld.demo.gpucluster.internal:6817 did not answer within 900 s",
@@ -36,7 +39,7 @@ DEFECTS: dict[str, tuple[dict[str, Any], str]] = {
     ),
     "image-slurm": (
         {"image_extra": {"slurm-client": "23.11.5-1"}},
-        "the image already has slurm-client 23.11.5-1, but software.slurm is 23.11.4",
+        "the image has the distribution's slurm-client 23.11.5-1; gpucluster installs its own Slurm 25.11.7",
     ),
 }
 

@@ -4,6 +4,7 @@ make no lifecycle call (they are not in a launch-hooked group)."""
 
 from __future__ import annotations
 
+import hashlib
 import stat
 from pathlib import Path
 
@@ -30,14 +31,23 @@ def test_head_runs_configless_controller_and_is_idempotent(tmp_path: Path) -> No
     assert run.index(f"mount {node.root}/home") < run.index("systemctl start slurmctld")
     install = next(call for call in run.calls if " install " in call)
     assert "python3-boto3" in install
-    # srun/sbatch on the head load the plugstack.conf that requires Pyxis: it is built here too.
-    assert "libslurm-dev=" in install and "build-essential" in install
+    # The head builds Slurm (and Pyxis) with the pinned build's dependencies; no
+    # distribution Slurm is installed.
+    assert "build-essential" in install and "libjwt-dev" in install and "slurm" not in install
     # srun --mpi=pmix dlopens the unversioned libpmix.so, which only libpmix-dev ships.
     assert " libpmix-dev" in install
+    # Built once from the verified source into a package on the shared /home, then installed.
+    package = node.slurm_package
+    assert package.is_file()
+    assert (
+        run.index(f"mount {node.root}/home") < run.index("make -C") < run.index("systemctl start slurmctld")
+    )
+    assert (node.root / "usr/sbin/slurmctld").is_file()
+    assert (node.root / "usr/lib/systemd/system/slurmctld.service").is_file()
+    assert "useradd --system --uid 64030 --gid slurm" in " ".join(run.calls)
     assert (node.root / "usr/local/lib/slurm/spank_pyxis.so").exists()
     pyxis = (node.root / "etc/slurm/plugstack.conf.d/pyxis.conf").read_text().splitlines()
     assert [line.split()[0] for line in pyxis if not line.startswith("#")] == ["required"]
-    assert run.index("make -C") < run.index("systemctl start slurmctld")
     assert not continued(run) and not abandoned(run)
     (put,) = (node.state / "put-parameters").read_text().splitlines()
     assert f"--name {names.head_image_parameter(cfg)} --type String --overwrite" in put
@@ -89,7 +99,9 @@ def test_login_gets_sackd_enroot_and_pyxis(tmp_path: Path) -> None:
     run = node.run("login")
     assert run.returncode == 0, run.output
     install = next(call for call in run.calls if " install " in call)
-    assert "sackd=23.11.4-1.2ubuntu5" in install and " libpmix-dev" in install
+    assert "sackd" not in install and " libpmix-dev" in install
+    # sackd comes from the head's package, as every Slurm program does.
+    assert (node.root / "usr/sbin/sackd").is_file()
     dropin = (node.root / "etc/systemd/system/sackd.service.d/gpucluster.conf").read_text()
     assert dropin.startswith("[Unit]\nConditionPathExists=\n\n[Service]\nType=notify\nExecStart=\n")
     conf_server = "slurmctld.mixed.gpucluster.internal:6817"
@@ -133,3 +145,29 @@ def test_login_waits_for_the_controller_and_fails_without_it(tmp_path: Path) -> 
     assert "slurmctld at slurmctld.mixed.gpucluster.internal:6817 did not answer" in run.output
     assert run.called("systemctl start sackd") == []
     assert run.called("aws --region us-east-1 autoscaling") == []
+
+
+def test_head_refuses_a_slurm_source_that_is_not_the_pinned_one(tmp_path: Path) -> None:
+    node = Node(
+        tmp_path, example("default"), gpus=0, efa=0, nvme_mounted=False, corrupt_downloads=("slurm-source",)
+    )
+    run = node.run("head")
+    assert run.returncode != 0
+    assert (
+        f"has sha256 {hashlib.sha256(node.slurm_source).hexdigest()}, want {node.slurm.sha256}" in run.output
+    )
+    assert "it is not the pinned source, so it is not built" in run.output
+    assert not run.called("make -C") and not node.slurm_package.exists()
+    assert not run.called("systemctl start slurmctld")
+
+
+def test_a_second_head_installs_the_package_without_building(tmp_path: Path) -> None:
+    """A replaced head (or a new bundle) finds the package on EFS: no download, no compile."""
+    node = Node(tmp_path, example("default"), gpus=0, efa=0, nvme_mounted=False)
+    assert node.run("head").returncode == 0
+    for marker in (node.root / "var/lib/gpucluster").glob("slurm-*.installed"):
+        marker.unlink()
+    again = node.run("head")
+    assert again.returncode == 0, again.output
+    assert not again.called("make") and not again.called("aws --region us-east-2 s3 cp")
+    assert "Slurm 25.11.7 installed from " in again.output

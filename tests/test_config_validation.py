@@ -137,6 +137,7 @@ INVALID = {
         "software.enroot_sha256",
     ),
     "old-slurm": (lambda d: d.update(software={"slurm": "21.08.5"}), "software.slurm"),
+    "other-slurm": (lambda d: d.update(software={"slurm": "23.11.4"}), "software.slurm"),
     # The default example's block lasts 7 days.
     "max-time-past-the-block": (
         lambda d: group(d).update(max_time="7-01:00:00"),
@@ -222,6 +223,15 @@ def test_real_command_line_exit_code(tmp_path):
     assert proc.returncode == 2
     assert "availability_zone" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_another_slurm_release_names_the_supported_one(tmp_path):
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump(edited(lambda d: d.update(software={"slurm": "24.11.5"}))))
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.exit_code == 2
+    assert "software.slurm" in result.output
+    assert "only Slurm 25.11.7" in result.output and "set software.slurm to 25.11.7" in result.output
 
 
 def test_schema_command_prints_the_model_schema():

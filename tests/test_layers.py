@@ -29,6 +29,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.cpu_topology": 0,
     "gpucluster.efa": 0,
     "gpucluster.agents.cluster_names": 0,
+    # the pinned Slurm release and its source, which the config checks software.slurm against
+    "gpucluster.slurm_release": 0,
     # the config model and its reader, the names derived from it, the Jinja environment
     "gpucluster.config": 1,
     "gpucluster.names": 1,

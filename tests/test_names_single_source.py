@@ -7,6 +7,7 @@ that used to exist, so a detector that matches nothing cannot pass silently.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from datetime import UTC, datetime, timedelta
@@ -19,6 +20,7 @@ from gpucluster.agents import cluster_names, maintenance, node_cleanup
 from gpucluster.bootstrap.bundle import bundle_files
 from gpucluster.config.loader import load_config
 from gpucluster.slurm import conf as slurm_conf
+from gpucluster.slurm_release import PINNED_SHA256
 
 REPO = Path(__file__).resolve().parent.parent
 PRODUCTION_DIRS = ("gpucluster", "constructs_lib", "stacks", "templates")
@@ -201,10 +203,22 @@ def test_the_group_feature_and_partition_agree_across_slurm_conf_slurmd_and_the_
 
 def test_the_bundle_key_is_the_key_the_cdk_writes(synthesized):
     result = synthesized["default"]
-    (staged,) = result.outdir.glob(f"asset.*.{names.BUNDLE_FILE.split('.', 1)[1]}")
-    asset_hash = staged.name.split(".")[1]
+    slurm_hash = names.slurm_source_object_key(PINNED_SHA256).split(".")[0]
+    staged = result.outdir.glob(f"asset.*.{names.BUNDLE_FILE.split('.', 1)[1]}")
+    (asset_hash,) = [path.name.split(".")[1] for path in staged if slurm_hash not in path.name]
     (cluster,) = [t for name, t in result.templates.items() if name.endswith("-cluster")]
     assert f"/{names.bundle_object_key(asset_hash)}" in json.dumps(cluster)
+
+
+def test_the_slurm_source_key_is_the_key_the_cdk_writes(synthesized):
+    """The head computes the source's S3 key from the pin (conf/cluster.sh SLURM_SOURCE_KEY);
+    the CDK stages the vendored tarball under that hash and the head's role may read it."""
+    result = synthesized["default"]
+    key = names.slurm_source_object_key(PINNED_SHA256)
+    (staged,) = result.outdir.glob(f"asset.{key.split('.')[0]}.*")
+    assert hashlib.sha256(staged.read_bytes()).hexdigest() == PINNED_SHA256
+    (cluster,) = [t for name, t in result.templates.items() if name.endswith("-cluster")]
+    assert f"/{key}" in json.dumps(cluster)
 
 
 def test_the_readme_names_what_the_code_defines():

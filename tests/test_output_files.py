@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from gpucluster import names
 from gpucluster.bad_input import BadInput
 from gpucluster.cli import app
 from gpucluster.output_files import manifest_name, replacing
+from gpucluster.slurm_release import PINNED_SHA256
 from tests.conftest import REPO
 
 DEFAULT = REPO / "examples" / "default.yaml"
@@ -45,7 +47,10 @@ def test_synth_of_another_cluster_leaves_none_of_the_first(tmp_path: Path, monke
     files = _files(out)
     assert not [name for name in files if name.startswith("demo-")], files
     assert {f"demo2-{stack}.template.json" for stack in ("network", "storage", "cluster")} <= files
-    assert len([name for name in files if name.startswith("asset.")]) == 1, files
+    # demo2's bundle, and the Slurm source both clusters ship.
+    slurm_source = names.slurm_source_object_key(PINNED_SHA256).split(".")[0]
+    assets = [name for name in files if name.startswith("asset.")]
+    assert len(assets) == 2 and sum(slurm_source in name for name in assets) == 1, files
     assert (out / "notes.txt").read_text() == "mine\n"
     assert not [p for p in out.iterdir() if p.is_dir()], "no staging directory is left behind"
     # What reads the directory next sees one cluster: the cloud assembly's own manifest agrees.

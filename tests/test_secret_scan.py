@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from gpucluster.scan.files import Scan, scan_bytes, scan_path
 from gpucluster.scan.rules import FindingKind
 from gpucluster.scan.secrets import run_scan
+from gpucluster.slurm_release import SOURCE_TARBALL
 
 ACCESS_KEY_ID = "AKIA" + "IOSFODNN7EXAMPLE"
 SESSION_KEY_ID = "ASIA" + "Q3EGUMAXXEXAMPLE"
@@ -274,3 +275,12 @@ def test_synthesized_examples_and_their_bundles_hold_no_secrets(synthesized):
         bundles = list(result.outdir.glob("asset.*.tar.gz"))
         assert bundles, f"{name}: the bootstrap bundle is not in cdk.out, so the scan would miss it"
         assert scan_path(result.outdir) == Scan(), name
+
+
+def test_the_pinned_slurm_source_is_known_by_its_sha256_and_not_opened():
+    """The Cluster stack ships the vendored Slurm source as is; its own contribs hold
+    literal example passwords that are no cluster's secret. A changed byte is scanned."""
+    source = SOURCE_TARBALL.read_bytes()
+    assert scan_bytes("asset.slurm.tar.gz", source) == Scan()
+    tampered = scan_bytes("asset.slurm.tar.gz", source + b"\n" + ACCESS_KEY_ID.encode() + b"\n")
+    assert tampered != Scan()

@@ -4,11 +4,14 @@ tests/integration/test_ssh_adoption.py runs the same account lines against real 
 
 from __future__ import annotations
 
+import dataclasses
+import tarfile
 from pathlib import Path
 
 from gpucluster.bootstrap import ssh_adoption
 from tests.bootstrap_runs import abandoned, example
-from tests.shell_harness import INSTANCE_ID, SLURM_DEBIAN_VERSION, Node
+from tests.shell_downloads import slurm_package_fixture
+from tests.shell_harness import INSTANCE_ID, Node
 from tests.ubuntu_pam import COMMON_SESSION, SSHD
 
 
@@ -40,9 +43,9 @@ def test_compute_bootstrap_puts_adoption_into_sshd_only(tmp_path: Path) -> None:
     node = Node(tmp_path, example("default"))
     run = node.run("compute", "gpu")
     assert run.returncode == 0, run.output
-    install = next(call for call in run.calls if " install " in call and "slurmd=" in call)
-    assert f"libpam-slurm-adopt={SLURM_DEBIAN_VERSION}" in install
-    assert "libpam-slurm-adopt" in (node.state / "holds").read_text().split()
+    # The module comes with the pinned Slurm package, never a distribution's libpam-slurm-adopt.
+    assert not any("libpam-slurm-adopt" in call for call in run.calls)
+    assert (node.root / "usr/lib/x86_64-linux-gnu/security/pam_slurm_adopt.so").is_file()
     sshd = (node.root / "etc/pam.d/sshd").read_text().splitlines()
     # Last in the account stack, after the image's own account checks.
     account = sshd.index("@include common-account")
@@ -76,10 +79,26 @@ def test_an_sshd_stack_without_ubuntus_anchor_stops_the_node(tmp_path: Path) -> 
     assert "/etc/pam.d/sshd has no '@include common-account' line" in run.output
 
 
-def test_a_module_outside_pams_directory_stops_the_node(tmp_path: Path) -> None:
-    """Debian 12's libpam-slurm-adopt installed /lib/security/pam_slurm_adopt.so, which PAM
-    never loads: sshd would then refuse every user but the administrators."""
-    node = Node(tmp_path, example("default"), env={"SIM_PAM_MODULE_DIR": "lib/security"})
+def test_the_head_builds_pam_slurm_adopt_into_the_slurm_package(tmp_path: Path) -> None:
+    """From the pinned source's contribs, against the libslurm just built, after the main
+    tree: the stand-in source installs the module only from that directory."""
+    node = Node(tmp_path, example("default"))
+    run = node.run("head")
+    assert run.returncode == 0, run.output
+    contrib = next(call for call in run.called("make -C") if "contribs/pam_slurm_adopt" in call)
+    assert run.calls.index(contrib) > run.index("make -C") and " install DESTDIR=" in contrib
+    with tarfile.open(node.slurm_package) as package:
+        assert "usr/lib/x86_64-linux-gnu/security/pam_slurm_adopt.so" in package.getnames()
+
+
+def test_a_slurm_package_without_the_module_stops_the_compute_node(tmp_path: Path) -> None:
+    """PAM could not load the module: sshd would then refuse every user but the administrators."""
+    node = Node(tmp_path, example("default"))
+    without = tuple(path for path in node.slurm.required_files if not path.endswith("/pam_slurm_adopt.so"))
+    node.slurm_package.parent.mkdir(parents=True)
+    node.slurm_package.write_bytes(
+        slurm_package_fixture(dataclasses.replace(node.slurm, required_files=without))
+    )
     run = node.run("compute", "gpu")
     assert run.returncode != 0 and abandoned(run)
-    assert "left no pam_slurm_adopt.so in /usr/lib/x86_64-linux-gnu/security" in run.output
+    assert "has no pam_slurm_adopt.so in /usr/lib/x86_64-linux-gnu/security" in run.output

@@ -88,6 +88,16 @@ POLLS: tuple[Poll, ...] = (
         ("compute",),
         "the DLAMI formats and mounts local NVMe in parallel with user data",
     ),
+    # The head builds the pinned Slurm once per cluster on its first boot (lib/slurm_package.sh,
+    # SLURM_BUILD_ALLOWANCE); nodes that boot alongside it wait for the package on EFS,
+    # which later boots find ready.
+    Poll(
+        "SLURM_PACKAGE_TIMEOUT",
+        1800,
+        15,
+        ("login", "compute"),
+        "on a first deployment the head builds the Slurm package that every node installs",
+    ),
     Poll(
         "CONTROLLER_TIMEOUT",
         900,
@@ -132,10 +142,11 @@ RETRIES: tuple[Retry, ...] = (
     Retry(
         "DOWNLOAD_RETRIES",
         3,
-        {"head": 2, "login": 4, "compute": 4},
+        {"head": 3, "login": 4, "compute": 4},
         # curl also retries each attempt this often itself (1, 2, 4 s apart: within the
         # work allowance).
-        "release downloads (CloudWatch agent, Enroot, Enroot+caps, Pyxis) over HTTPS",
+        "release downloads (CloudWatch agent, Enroot, Enroot+caps, Pyxis) over HTTPS, and "
+        "the Slurm source from the cluster's asset bucket (head)",
     ),
     Retry(
         "AWS_RETRIES",
@@ -178,6 +189,10 @@ RETRIES: tuple[Retry, ...] = (
 # Time spent working rather than waiting: package installs, the Pyxis build, EFA and GPU
 # checks, the pre-join health check. Not bounded by the scripts; an allowance.
 WORK_ALLOWANCE = 900
+# The head's build of the Slurm package on its first boot (configure, make, install):
+# 6 min on a loaded 2-core machine (README "Which Slurm, and why"); a head has at least
+# as many cores.
+SLURM_BUILD_ALLOWANCE = 900
 # What the hook's HeartbeatTimeout adds to the budget, so a boot that ends on the budget
 # still completes its lifecycle action before the hook times out.
 MARGIN = 300
@@ -196,7 +211,8 @@ def boot_budget(role: Role) -> int:
     """The longest a healthy `role` node's bootstrap may take, in seconds."""
     waits = sum(poll.worst_case for poll in POLLS if role in poll.roles)
     retries = sum(retry.worst_case(role) for retry in RETRIES)
-    return waits + retries + WORK_ALLOWANCE
+    build = SLURM_BUILD_ALLOWANCE if role == "head" else 0
+    return waits + retries + WORK_ALLOWANCE + build
 
 
 def heartbeat_timeout() -> int:

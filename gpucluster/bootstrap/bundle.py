@@ -29,6 +29,7 @@ from gpucluster.bootstrap.packages import (
     BASE_PACKAGES,
     BUILD_PACKAGES,
     COMPUTE_TOOLS,
+    DISTRIBUTION_SLURM_PACKAGES,
     HEAD_PACKAGES,
     KERNEL_HOLD_PACKAGES,
     NODE_TOOLS,
@@ -42,6 +43,7 @@ from gpucluster.launch.torchrun import torchrun_files
 from gpucluster.rendering import TEMPLATE_ROOT, render
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm import health_probes
+from gpucluster.slurm.build import NodeBuild
 from gpucluster.slurm.conf import SlurmSite
 
 BUNDLE_SOURCES = TEMPLATE_ROOT / "userdata" / "bundle"
@@ -97,8 +99,6 @@ SLURMCTLD_START_TIMEOUT_SECONDS = _WAITS["SLURMCTLD_START_TIMEOUT"]
 # flock's exit status when the wait ran out, so the journal says which way it failed.
 SLURMCTLD_LOCK_BUSY_EXIT = 75
 
-# sackd (configless login nodes without slurmd) ships from Slurm 23.11.
-SACKD_SINCE = (23, 11)
 
 # FSx for Lustre guide, "Configuring EFA clients": 8 EFA interfaces on p5/p5e/p5en/p6-b200
 # (16 on p6-b300), 2 on other multi-card instances, 1 on single-card ones; each counts
@@ -129,11 +129,6 @@ def head_agents(cfg: ClusterConfig) -> Agents:
     installed = {f"/etc/systemd/system/{unit.name}": unit.read_text() for unit in units}
     installed[AGENT_ENV_FILE] = render("systemd/agents.env.j2", cfg=cfg)
     return Agents(code=code, installed=installed, timers=[u.name for u in units if u.suffix == ".timer"])
-
-
-def uses_sackd(cfg: ClusterConfig) -> bool:
-    major, minor, _ = (int(part) for part in cfg.software.slurm.split("."))
-    return (major, minor) >= SACKD_SINCE
 
 
 def lustre_efa_interfaces(cfg: ClusterConfig, group: ComputeGroupConfig) -> int:
@@ -178,13 +173,13 @@ def _cluster_conf(
     agent_units: list[str],
     job_files: list[str],
     lib_files: list[str],
+    slurm: NodeBuild,
 ) -> str:
     fsx = cfg.storage.fsx_lustre
     return render(
         "userdata/conf/cluster.sh.j2",
         cfg=cfg,
         site=site,
-        use_sackd=uses_sackd(cfg),
         param_munge_secret_arn=names.storage_parameter(cfg, "munge_secret_arn"),
         param_log_agent_config=names.log_agent_config_parameter(cfg),
         param_head_image=names.head_image_parameter(cfg),
@@ -198,7 +193,6 @@ def _cluster_conf(
         lustre_repo=lustre_client.repository(cfg),
         controller_hostname=slurm_conf.controller_hostname(cfg, site),
         conf_server=slurm_conf.conf_server(cfg, site),
-        private_zone=names.private_zone(cfg),
         controller_files=controller_files,
         node_slurm_files=node_slurm_files,
         agent_files=agent_files,
@@ -220,6 +214,7 @@ def _cluster_conf(
         slurmctld_lock_busy_exit=SLURMCTLD_LOCK_BUSY_EXIT,
         kernel_hold=KERNEL_HOLD_PACKAGES,
         unattended_blacklist=UNATTENDED_BLACKLIST,
+        distribution_slurm=DISTRIBUTION_SLURM_PACKAGES,
         head_packages=HEAD_PACKAGES,
         login_packages=(*BASE_PACKAGES, *NODE_TOOLS, *BUILD_PACKAGES),
         compute_packages=(*BASE_PACKAGES, *NODE_TOOLS, *COMPUTE_TOOLS, *BUILD_PACKAGES),
@@ -229,6 +224,8 @@ def _cluster_conf(
         compute_enroot=COMPUTE_ENROOT,
         login_enroot=LOGIN_ENROOT,
         pyxis=pyxis_download(cfg),
+        slurm=slurm,
+        slurm_source_key=names.slurm_source_object_key(slurm.sha256),
         groups=group_settings(cfg),
         ssh_adoption=ssh_adoption.bootstrap_settings(cfg),
     )
@@ -241,11 +238,14 @@ def _static_sources() -> dict[str, str]:
     }
 
 
-def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str, str]:
+def bundle_files(
+    cfg: ClusterConfig, site: SlurmSite | None = None, slurm: NodeBuild | None = None
+) -> dict[str, str]:
     """Every file of the bootstrap bundle, keyed by its path inside the bundle.
 
     `site` is production by default; the tests pass one whose health check finds their
-    stub commands, as gpucluster.slurm.conf's own tests do.
+    stub commands, as gpucluster.slurm.conf's own tests do. `slurm` is the pinned build by
+    default; the tests pass one whose source is their small stand-in.
     """
     site = site or SlurmSite()
     controller = slurm_conf.render_slurm_files(cfg, site).by_path(site)
@@ -266,6 +266,7 @@ def bundle_files(cfg: ClusterConfig, site: SlurmSite | None = None) -> dict[str,
         agents.timers,
         sorted(jobs),
         sorted(next(iter(lib.values()))),
+        slurm or NodeBuild(),
     )
     files.update(_role_tree("head", {**controller, **agents.installed}))
     files.update(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from gpucluster.slurm.build import BUILD_DEPENDENCIES
+
 # Meta-packages, not versioned kernel packages: holding versioned ones made the EFA
 # installer rebuild its modules for every kernel.
 KERNEL_HOLD_PACKAGES = (
@@ -21,16 +23,18 @@ UNATTENDED_BLACKLIST = (
     "lustre-client-modules-",
 )
 
-# libpmix-dev: Debian's and Ubuntu's Slurm build mpi/pmix against <libdir>/pmix2 and dlopen
-# its unversioned libpmix.so, which only the -dev package ships; without it `srun --mpi=pmix`
-# (the containerised nccl-tests) fails with "can not load PMIx library" on the submitting
-# side and in slurmstepd (seen with Debian 12's Slurm 22.05 in the real-Slurm suite).
-BASE_PACKAGES = ("munge", "nfs-common", "libpmix-dev")
+# The pinned Slurm's build dependencies on every node (gpucluster.slurm.build): the head
+# builds it, the others load the same libraries (the -dev packages pull them in), and
+# libpmix-dev ships the unversioned libpmix.so that mpi/pmix dlopens (`srun --mpi=pmix`,
+# the containerised nccl-tests: "can not load PMIx library" without it).
+BASE_PACKAGES = ("munge", "nfs-common", *BUILD_DEPENDENCIES)
 # Pyxis is built on every role that runs srun/sbatch, the head included: the plugstack.conf
 # each of them reads marks spank_pyxis.so required, and a client that cannot load it refuses
-# to submit. libslurm-dev (spank.h) comes with the Slurm packages in roles.sh.
+# to submit. spank.h comes with the Slurm package (lib/slurm_package.sh).
 BUILD_PACKAGES = ("build-essential", "curl")
 HEAD_PACKAGES = (*BASE_PACKAGES, "python3-boto3", *BUILD_PACKAGES)
+# Ubuntu's Slurm packages: an image with one of them would mix two Slurms under /usr.
+DISTRIBUTION_SLURM_PACKAGES = ("slurm-client", "slurmd", "slurmctld", "sackd", "libslurm-dev", "slurm-wlm")
 # `nc -z` tells when slurmctld listens, before slurmd or sackd is started.
 NODE_TOOLS = ("netcat-openbsd",)
 # The torchrun job builds its host Python environment with `python3 -m venv`, which Ubuntu

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from gpucluster.config import ClusterConfig
 from gpucluster.rendering import render
+from gpucluster.slurm import build
 
-# Built from the slurm-wlm source like slurmd, so it installs at the same pinned version.
-PAM_PACKAGE = "libpam-slurm-adopt"
-# Where Ubuntu's PAM loads modules named without a path. Debian 12's package put the module
-# in /lib/security instead, where PAM never looks: the bootstrap checks.
-PAM_MODULE_DIR = "/usr/lib/x86_64-linux-gnu/security"
+# pam_slurm_adopt comes with the pinned Slurm package (built from its contribs, against
+# its libslurm), installed where PAM loads modules named without a path: the bootstrap
+# checks it is there.
+PAM_MODULE_DIR = build.PAM_MODULE_DIR
 # /etc/pam.d/<name>, @included by sshd right after common-account.
 ACCOUNT_INCLUDE = "gpucluster-slurm-adopt"
 # /etc/pam.d/<name>: common-session without pam_systemd, @included by sshd instead of it.
@@ -70,7 +70,6 @@ def adoption_files(cfg: ClusterConfig) -> dict[str, str]:
 def bootstrap_settings(cfg: ClusterConfig) -> dict[str, object]:
     """What conf/cluster.sh tells lib/ssh.sh."""
     return {
-        "package": PAM_PACKAGE,
         "module_dir": PAM_MODULE_DIR,
         "node_name_placeholder": NODE_NAME_PLACEHOLDER,
         "account_include": ACCOUNT_INCLUDE,

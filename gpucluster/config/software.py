@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from gpucluster.config.ecr import EcrRepositoryRef
 from gpucluster.config.fields import PgpFingerprint, Sha256, StrictModel, fail, fail_at
+from gpucluster.slurm_release import PINNED_SLURM
 
 # Enroot/Pyxis image references: [USER@][REGISTRY#]IMAGE[:TAG|@DIGEST]; rendered into shell.
 _IMAGE = re.compile(r"^[A-Za-z0-9._/:#@+-]+$")
@@ -26,8 +27,11 @@ class SoftwareConfig(StrictModel):
     default version; a node refuses to install a download whose sha256 differs."""
 
     slurm: str = Field(
-        default="23.11.4",
-        description="Slurm release the image's distribution ships (`sinfo --version`).",
+        default=PINNED_SLURM,
+        description=(
+            f"Slurm release the nodes run: only {PINNED_SLURM}, which nodes build from pinned source "
+            "(README: Which Slurm, and why)."
+        ),
     )
     enroot_version: str = "4.2.1"
     enroot_sha256: Sha256 = _pinned(
@@ -115,11 +119,13 @@ class SoftwareConfig(StrictModel):
     @field_validator("slurm")
     @classmethod
     def _slurm_release(cls, value: str) -> str:
-        match = re.match(r"^(\d+)\.(\d+)\.(\d+)$", value)
-        if not match:
-            raise fail("slurm", f"'{value}' is not a Slurm release; write it like 23.11.4")
-        if (int(match[1]), int(match[2])) < (22, 5):
-            raise fail("slurm", f"Slurm {value} lacks dynamic nodes (22.05+); use the image's newer Slurm")
+        # One release: nodes build it from the source the real-Slurm suite runs.
+        if value != PINNED_SLURM:
+            raise fail(
+                "slurm",
+                f"Slurm {value} is not supported: gpucluster runs only Slurm {PINNED_SLURM}, built "
+                f"from pinned source; set software.slurm to {PINNED_SLURM} or leave it out",
+            )
         return value
 
     @field_validator("ngc_pytorch_tag")

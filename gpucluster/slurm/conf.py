@@ -203,24 +203,6 @@ def slurmd_conf_line(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
     )
 
 
-# Slurm 22.05 and 23.02 could not fan controller pings and launches out through slurmd
-# to dynamic nodes: their dynamic_nodes page required TreeWidth=65533 (a flat tree).
-# 23.11 enabled it ("Enable fanout for dynamic and unaddresable cloud nodes", 23.11
-# RELEASE_NOTES; SchedMD commit 2f0564790 removed TreeWidth from dynamic_nodes.shtml,
-# bug 16752). From 23.11 a flat tree only makes slurmctld talk to every node itself.
-FANOUT_FOR_DYNAMIC_NODES = (23, 11)
-
-
-def slurm_release(cfg: ClusterConfig) -> tuple[int, int]:
-    """(major, minor) of `software.slurm`, which the config has checked reads N.N.N."""
-    major, minor, _ = cfg.software.slurm.split(".")
-    return int(major), int(minor)
-
-
-def needs_flat_tree(cfg: ClusterConfig) -> bool:
-    return slurm_release(cfg) < FANOUT_FOR_DYNAMIC_NODES
-
-
 def max_node_count(cfg: ClusterConfig) -> int:
     nodes = sum(group.count for group in cfg.compute_groups)
     placeholders = sum(1 for group in cfg.compute_groups if group.is_capacity_block)
@@ -248,7 +230,6 @@ def render_slurm_files(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> Slu
         "gres": gres_conf(cfg, site.gpu_device_prefix),
         "plugstack_dir": plugstack_dir(site),
         "scheduler_parameters": _scheduler_parameters(site),
-        "flat_tree": needs_flat_tree(cfg),
     }
     return SlurmFiles(
         slurm_conf=render(f"{TEMPLATE_DIR}/slurm.conf.j2", **values),

@@ -31,7 +31,11 @@ PULL_CALLS = ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheck
 
 def _build(cfg: ClusterConfig) -> Built[NodeRoles]:
     props = NodeRolesProps(
-        cfg=cfg, bundle_bucket_arn=BUCKET_ARN, bundle_object_key="bundle.tar.gz", log_group_arn=LOG_GROUP_ARN
+        cfg=cfg,
+        bundle_bucket_arn=BUCKET_ARN,
+        bundle_object_key="bundle.tar.gz",
+        slurm_source_object_key="slurm.gz",
+        log_group_arn=LOG_GROUP_ARN,
     )
     return build(lambda stack: NodeRoles(stack, "Roles", props), cfg)
 
@@ -96,7 +100,7 @@ def test_one_role_and_one_profile_per_node_role(roles):
 @pytest.mark.parametrize(
     ("role", "only_here"),
     [
-        ("head", {"ReadCapacityAndInstances", "ResizeClusterGroups", "PublishHeadImage"}),
+        ("head", {"ReadSlurmSource", "ReadCapacityAndInstances", "ResizeClusterGroups", "PublishHeadImage"}),
         ("login", PULL),
         ("compute", {"CompleteOwnLaunch", "FindOwnGroup", *PULL}),
     ],
@@ -119,6 +123,10 @@ def test_the_bundle_and_the_log_group_are_named_exactly(roles):
     statements = _statements(roles, "login")
     assert statements["ReadBootstrapBundle"]["Resource"] == f"{BUCKET_ARN}/bundle.tar.gz"
     assert statements["ShipNodeLogs"]["Resource"] == LOG_GROUP_ARN
+
+
+def test_only_the_head_reads_the_slurm_source_it_builds(roles):
+    assert _statements(roles, "head")["ReadSlurmSource"]["Resource"] == f"{BUCKET_ARN}/slurm.gz"
 
 
 def test_the_head_may_write_only_its_image_parameter(roles):

@@ -28,7 +28,7 @@ from gpucluster.launch.node_lib import node_lib_files
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
 from tests.integration.containers import make_node_enroot_directories
-from tests.integration.daemons import DnsServer
+from tests.integration.daemons import MUNGE_SOCKET, DnsServer, Munge
 from tests.integration.host import HarnessError, Teardown, kill_pid, require_free_port, run, wait_for
 from tests.integration.installs import SlurmInstall
 from tests.integration.network import Network, netns_pids
@@ -71,6 +71,7 @@ class SlurmCluster:
     install: SlurmInstall
     # spank_pyxis.so built for this install's Slurm (vendor_builds.pyxis_library).
     pyxis_build: Path
+    munge: Munge
     tracking: ProcessTracking = field(default_factory=process_tracking)
     nodes: dict[str, ComputeNode] = field(default_factory=dict)
     controller: subprocess.Popen | None = None
@@ -78,7 +79,7 @@ class SlurmCluster:
 
     @property
     def site(self) -> SlurmSite:
-        return suite_site(self.root, self.tracking)
+        return suite_site(self.root, self.tracking, self.install.prefix)
 
     @property
     def env(self) -> dict[str, str]:
@@ -218,6 +219,7 @@ class ComputeNode:
         for source, target in binds:
             source.mkdir(parents=True, exist_ok=True)
             target.mkdir(parents=True, exist_ok=True)
+        binds.append((self.cluster.munge.node_socket_dir(self.name), MUNGE_SOCKET.parent))
         make_node_enroot_directories(self.cluster.root, self.name)
         if Path(sys.executable).resolve().is_relative_to(EPILOG_ENROOT_DIR):
             raise HarnessError(f"the jobs' Python lives in {EPILOG_ENROOT_DIR}, which slurmd's nodes cover")
@@ -227,17 +229,22 @@ class ComputeNode:
         binds.append((Path(enroot_path_entry(self.cluster.root)), EPILOG_ENROOT_DIR))
         if resolv_conf is not None:
             binds.append((resolv_conf, Path("/etc/resolv.conf")))
+        # Its own host name too, the node's name as the compute bootstrap sets it
+        # (name_compute_node): Slurm 25.11 forwards through slurmd by NodeHostName, and
+        # nodes that share this machine's name cannot be told apart ("Duplicated
+        # NodeHostName", "unable to split forward hostlist").
         command = [
             # Jobs keep slurmd's memlock (PropagateResourceLimitsExcept=MEMLOCK).
             "prlimit",
             f"--memlock={slurmd_memlock()}",
             "unshare",
             "--mount",
+            "--uts",
             "--propagation=private",
             "sh",
             "-c",
-            'while [ "$1" != -- ]; do mount --bind "$1" "$2"; shift 2; done; shift; exec "$@"',
-            "bind",
+            'hostname "$0"; while [ "$1" != -- ]; do mount --bind "$1" "$2"; shift 2; done; shift; exec "$@"',
+            self.name,
             *(str(path) for pair in binds for path in pair),
             "--",
             "nsenter",

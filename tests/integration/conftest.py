@@ -1,9 +1,9 @@
-"""One real Slurm cluster per Slurm install (installs.py), torn down even on failure.
+"""One real Slurm cluster on the pinned Slurm build (installs.py), torn down even on failure.
 
-`slurm_cluster` is parametrized over the installs, so every test that uses it runs once on
-each (test ids name the release: `[slurm22.05-debian12]`, `[slurm24.11-trixie]`). Pytest
-runs all tests of one install before it tears that cluster down and starts the next: the
-two never run at once (they share ports and network names)."""
+`slurm_cluster` is parametrized over the installs, so test ids name the release
+(`[slurm25.11.7-pinned]`); were there more than one, pytest would run all tests of one
+install before it tears that cluster down and starts the next (they share ports and
+network names)."""
 
 from __future__ import annotations
 
@@ -18,17 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.bootstrap.bundle import uses_sackd
 from gpucluster.config.loader import load_config
 from gpucluster.slurm import conf as slurm_conf
 from tests.integration.cluster import SLURM_CONF_LINK, SlurmCluster
 from tests.integration.containers import install_enroot
 from tests.integration.daemons import Munge
 from tests.integration.host import HarnessError, Teardown, wait_for
-from tests.integration.installs import SlurmInstall, installs
+from tests.integration.installs import SlurmInstall, build, installs
 from tests.integration.login import LoginNode, sackd_unit
 from tests.integration.network import Network, leftovers
-from tests.integration.prerequisites import for_release, missing_prerequisites, unavailable
+from tests.integration.prerequisites import missing_prerequisites, unavailable
 from tests.integration.queries import node_states
 from tests.integration.vendor_builds import enroot_root as build_enroot
 from tests.integration.vendor_builds import pyxis_library as build_pyxis
@@ -102,6 +101,7 @@ def slurm_install(request: pytest.FixtureRequest, machine_lock: None) -> SlurmIn
     reason = missing_prerequisites() or install.missing()
     if reason is not None:
         unavailable("run the real-Slurm suite", reason)
+    build(install)
     return install
 
 
@@ -110,7 +110,8 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
     # plugstack.conf marks Pyxis required, as in production: slurmd and srun need it built,
     # against this install's Slurm.
     pyxis_build = build_pyxis(slurm_install)
-    cfg = for_release(load_config(EXAMPLE), slurm_install.release())
+    cfg = load_config(EXAMPLE)
+    assert cfg.software.slurm == slurm_install.release, "the example renders for the release the suite runs"
     group = cfg.compute_groups[0]
     # Short path: slurmstepd's Unix sockets live under the spool directory.
     root = Path(tempfile.mkdtemp(prefix="gcs-", dir="/tmp"))
@@ -125,6 +126,7 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
     teardown.push("/run/slurm/conf link", lambda: _remove_conf_link(root, made_run_dir))
     teardown.push("node cgroups", lambda: _remove_cgroups(group.name))
     network = Network(teardown)
+    munge = Munge(root, teardown)
     cluster = SlurmCluster(
         cfg=cfg,
         group=group,
@@ -133,6 +135,7 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
         network=network,
         install=slurm_install,
         pyxis_build=pyxis_build,
+        munge=munge,
     )
     if cluster.tracking.why is not None:
         warnings.warn(
@@ -142,12 +145,13 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
         )
     try:
         network.create()
-        Munge(root, teardown).ensure()
+        munge.ensure()
         cluster.write_files()
         # Before any slurmd starts, as on a node: Pyxis's job epilog runs Enroot after every job.
-        install_enroot(build_enroot(slurm_install), cfg, group, root)
-        cluster.start_controller()
+        install_enroot(build_enroot(), cfg, group, root)
+        # Pushed first: a controller that starts but never answers is stopped too.
         teardown.push("slurmctld", lambda: cluster.stop_controller(hard=False))
+        cluster.start_controller()
         line = slurm_conf.slurmd_conf_line(cfg, group)
         for index, instance_id in NODE_INSTANCES.items():
             node = cluster.add_node(index, instance_id)
@@ -191,19 +195,16 @@ def cluster(slurm_cluster: SlurmCluster) -> SlurmCluster:
 
 @pytest.fixture(scope="session")
 def slurm_login(slurm_cluster: SlurmCluster) -> LoginNode:
-    """A login node of the session cluster, set up as the login bootstrap does for the
-    release (configure_slurm_client): sackd --conf-server from 23.11, else the SRV record."""
+    """A login node of the session cluster, set up as the login bootstrap does
+    (configure_slurm_client): sackd --conf-server."""
     cluster = slurm_cluster
     namespace, _ = cluster.network.add_namespace(LOGIN_INDEX)
     login = LoginNode(cluster, namespace)
-    if uses_sackd(cluster.cfg):
-        unit = sackd_unit(slurm_conf.conf_server(cluster.cfg, cluster.site))
-        login.start(unit.argv, notify=unit.notify)
-        wait_for(
-            "sackd to fetch the served configuration",
-            lambda: login.path("/run/slurm/conf/slurm.conf").exists(),
-            timeout=REGISTER_TIMEOUT,
-        )
-    else:
-        login.start(["sleep", "infinity"], resolv_conf=cluster.dns())
+    unit = sackd_unit(slurm_conf.conf_server(cluster.cfg, cluster.site))
+    login.start(unit.argv, notify=unit.notify)
+    wait_for(
+        "sackd to fetch the served configuration",
+        lambda: login.path("/run/slurm/conf/slurm.conf").exists(),
+        timeout=REGISTER_TIMEOUT,
+    )
     return login

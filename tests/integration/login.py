@@ -113,7 +113,8 @@ class LoginNode:
         """A command on the login, with no SLURM_CONF: it finds its configuration itself."""
         assert self.process is not None
         enter = ["nsenter", f"--target={self.process.pid}", "--mount", "--net", "--root", "--wd"]
-        return run(*enter, *args, env={"PATH": os.environ["PATH"]}, check=check, timeout=timeout)
+        command = self.cluster.install.command(list(args))
+        return run(*enter, *command, env={"PATH": os.environ["PATH"]}, check=check, timeout=timeout)
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

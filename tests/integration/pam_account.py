@@ -43,7 +43,7 @@ class PamConv(ctypes.Structure):
 
 def main(service: str, user: str, command: list[str]) -> int:
     # Global, as in sshd, which links libpam: a module may leave libpam's symbols to its host
-    # (Debian 12's pam_slurm_adopt.so does: pam_syslog is undefined in it).
+    # (pam_slurm_adopt.so does: pam_syslog is undefined in it).
     pam = ctypes.CDLL("libpam.so.0", mode=ctypes.RTLD_GLOBAL)
     libc = ctypes.CDLL("libc.so.6")
     libc.calloc.restype = ctypes.c_void_p

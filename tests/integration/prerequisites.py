@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.config import ClusterConfig
 from gpucluster.slurm.conf import SlurmSite
 from tests.integration.host import run
 from tests.integration.network import NETNS_PREFIX
@@ -42,13 +41,6 @@ def missing_prerequisites() -> str | None:
         return f"cannot create network namespaces: {result.stderr.strip()}"
     run("ip", "netns", "del", probe, check=False)
     return None
-
-
-def for_release(cfg: ClusterConfig, release: str) -> ClusterConfig:
-    """`cfg` rendered for the Slurm `release` the suite runs, as a node renders for the
-    image's Slurm (software.slurm): what the renderer decides by release follows it."""
-    software = cfg.software.model_copy(update={"slurm": release})
-    return cfg.model_copy(update={"software": software})
 
 
 @dataclass(frozen=True)

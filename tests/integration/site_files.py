@@ -67,10 +67,11 @@ def enroot_path_entry(root: Path) -> str:
     return str(node_prefix(root) / "usr" / "bin")
 
 
-def suite_site(root: Path, tracking: ProcessTracking) -> SlurmSite:
+def suite_site(root: Path, tracking: ProcessTracking, slurm_prefix: Path) -> SlurmSite:
     """Production's site but for paths under `root`, the bridge address, our ports, and
     short timeouts so that a missed ping shows within seconds. Pyxis is `required`, as in
-    production, at its production path under node_prefix."""
+    production, at its production path under node_prefix. The health check finds the
+    suite's Slurm (built into `slurm_prefix`) where a node's PATH finds /usr/bin's."""
     production = SlurmSite()
     return SlurmSite(
         controller_hostname=socket.gethostname().split(".")[0],
@@ -98,7 +99,14 @@ def suite_site(root: Path, tracking: ProcessTracking) -> SlurmSite:
         gpu_device_prefix="/dev/tty",
         healthcheck_program=str(root / "healthcheck.sh"),
         healthcheck_interval=2,
-        healthcheck_path=f"{root / 'bin'}:/usr/sbin:/usr/bin:/sbin:/bin",
+        healthcheck_path=":".join(
+            (
+                str(root / "bin"),
+                str(slurm_prefix / "sbin"),
+                str(slurm_prefix / "bin"),
+                "/usr/sbin:/usr/bin:/sbin:/bin",
+            )
+        ),
         healthcheck_slurm_conf=str(root / "etc" / "slurm.conf"),
         mount_root=str(root / "mnt"),
         pyxis_library=f"{node_prefix(root)}{production.pyxis_library}",

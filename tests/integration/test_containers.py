@@ -42,7 +42,7 @@ JOB_TIMEOUT = 120
 def enroot_node(slurm_cluster: SlurmCluster) -> EnrootNode:
     """Enroot as the session cluster's nodes have it (installed before slurmd started)."""
     cluster = slurm_cluster
-    return install_enroot(enroot_root(cluster.install), cluster.cfg, cluster.group, cluster.root)
+    return install_enroot(enroot_root(), cluster.cfg, cluster.group, cluster.root)
 
 
 @pytest.fixture(scope="module")

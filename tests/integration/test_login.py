@@ -1,14 +1,11 @@
 """A login node's Slurm commands, with no slurm.conf of their own, reach the controller
-the way the login bootstrap sets them up for the image's Slurm (bundle.uses_sackd): on
-23.11 and later sackd fetches the served configuration into /run/slurm/conf; before, the
-commands find slurmctld through the `_slurmctld._tcp` SRV record."""
+the way the login bootstrap sets them up: sackd fetches the served configuration into
+/run/slurm/conf."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpucluster import names
-from gpucluster.bootstrap.bundle import uses_sackd
 from tests.integration.cluster import SlurmCluster
 from tests.integration.login import LoginNode
 
@@ -19,17 +16,10 @@ def test_login_commands_find_the_controller_without_a_configuration_file(
     cluster: SlurmCluster, slurm_login: LoginNode
 ):
     assert not slurm_login.path("/etc/slurm/slurm.conf").exists()
-    dns_log = cluster.root / "log" / "dnsmasq.log"
-    seen = dns_log.read_text() if dns_log.exists() else ""
     assert "is UP" in slurm_login.run("scontrol", "ping").stdout
-    if uses_sackd(cluster.cfg):
-        served = slurm_login.path("/run/slurm/conf/slurm.conf").read_text()
-        assert served == (cluster.root / "etc" / "slurm.conf").read_text()
-        assert slurm_login.path("/run/slurm/conf/plugstack.conf").exists()
-    else:
-        # This ping's own lookup, not one of an earlier test's.
-        queries = dns_log.read_text().removeprefix(seen)
-        assert f"query[SRV] _slurmctld._tcp.{names.private_zone(cluster.cfg)}" in queries
+    served = slurm_login.path("/run/slurm/conf/slurm.conf").read_text()
+    assert served == (cluster.root / "etc" / "slurm.conf").read_text()
+    assert slurm_login.path("/run/slurm/conf/plugstack.conf").exists()
 
 
 def test_a_step_started_on_the_login_runs_on_the_compute_nodes(cluster: SlurmCluster, slurm_login: LoginNode):

@@ -3,11 +3,12 @@ locally, fail in CI (CI=true), where a silently skipped suite would prove nothin
 
 from __future__ import annotations
 
-import subprocess
+from pathlib import Path
 
 import pytest
 
-from tests.integration import installs, prerequisites
+from gpucluster.slurm_release import PINNED_SHA256
+from tests.integration import installs, prerequisites, slurm_build, vendor_builds
 
 
 def test_without_root_the_reason_is_root(monkeypatch):
@@ -24,32 +25,31 @@ def test_a_missing_host_tool_is_named_with_its_package(monkeypatch):
     assert prerequisites.missing_prerequisites() == "munged is not installed (apt-get install munge)"
 
 
-def test_a_host_install_without_slurmctld_names_the_package(monkeypatch):
-    monkeypatch.setattr(
-        installs.shutil, "which", lambda tool: None if tool == "slurmctld" else f"/usr/bin/{tool}"
-    )
-    reason = installs.SlurmInstall(name="debian12", series="22.05", root=None).missing()
-    assert reason is not None and reason.startswith("slurmctld is not installed (apt-get install slurm-wlm")
+def test_a_missing_build_dependency_is_named_with_its_package(monkeypatch):
+    monkeypatch.setattr(slurm_build, "has_header", lambda root, header: header != "/usr/include/jwt.h")
+    assert installs.PINNED.missing() == "/usr/include/jwt.h is missing (libjwt-dev; run: sudo make system)"
 
 
-def test_an_unbuilt_trixie_root_says_which_command_builds_it(tmp_path):
-    install = installs.SlurmInstall(name="trixie", series="24.11", root=tmp_path / "absent")
-    assert install.missing() == (
-        f"the Debian 13 root with Slurm 24.11 is not built at {tmp_path / 'absent'} (run: sudo make system)"
-    )
+def test_every_build_dependency_is_one_make_system_installs():
+    """What the suite asks for is what .ci/system installs on a fresh machine."""
+    listed = (Path(__file__).resolve().parents[2] / ".ci" / "debian-packages").read_text().split()
+    assert set(slurm_build.BUILD_HEADERS) <= set(listed)
 
 
-def test_the_suite_looks_for_the_root_where_ci_system_builds_it():
-    """One key, two readers: .ci/system names the root, installs.py looks there."""
-    built = subprocess.run(
-        [str(installs.REPO / ".ci" / "system"), "trixie-root"], capture_output=True, text=True, check=True
-    )
-    assert built.stdout.strip() == str(installs.TRIXIE.root)
+def test_the_build_is_keyed_by_source_flags_and_c_library(monkeypatch):
+    prefix = installs.PINNED.prefix
+    assert prefix.parent.name.startswith(PINNED_SHA256[:16] + "-")
+    assert prefix.parent.name.endswith("-" + vendor_builds.libc_version())
+    monkeypatch.setattr(slurm_build, "CONFIGURE_FLAGS", (*slurm_build.CONFIGURE_FLAGS, "--without-lua"))
+    assert slurm_build.slurm_prefix() != prefix
+
+
+def test_the_vendored_tarball_is_the_pinned_source():
+    assert vendor_builds.expected_sha256(slurm_build.SLURM_TARBALL) == PINNED_SHA256
 
 
 def test_test_ids_name_the_slurm_release():
-    assert installs.TRIXIE.test_id == "slurm24.11-trixie"
-    assert installs.SlurmInstall(name="debian12", series="22.05", root=None).test_id == "slurm22.05-debian12"
+    assert installs.PINNED.test_id == "slurm25.11.7-pinned"
 
 
 def test_locally_the_suite_skips(monkeypatch):

@@ -11,6 +11,7 @@ import pytest
 
 from gpucluster import names
 from gpucluster.slurm import conf as slurm_conf
+from gpucluster.slurm_release import PINNED_SLURM
 from tests.integration.cluster import SlurmCluster
 from tests.integration.host import wait_for
 from tests.integration.queries import node_states
@@ -252,12 +253,17 @@ def test_a_job_can_open_only_the_gpus_it_was_given(cluster: SlurmCluster):
     ]
 
 
-def test_tree_width_follows_the_installed_release(cluster: SlurmCluster):
-    """A flat tree (TreeWidth=65533) only where Slurm cannot fan out to dynamic nodes."""
+def test_the_tree_fans_out_to_dynamic_nodes(cluster: SlurmCluster):
+    """No flat tree (TreeWidth=65533, a 22.05/23.02 workaround): the pinned Slurm fans
+    controller messages out through slurmd to dynamic nodes."""
     config = cluster.slurm("scontrol", "show", "config").stdout
     width = re.search(r"^TreeWidth\s*=\s*(\d+)", config, re.MULTILINE)
     assert width is not None, config
-    if slurm_conf.needs_flat_tree(cluster.cfg):
-        assert width[1] == "65533"
-    else:
-        assert width[1] != "65533"
+    assert width[1] != "65533"
+
+
+def test_the_cluster_runs_the_pinned_release(cluster: SlurmCluster):
+    """Every daemon the suite started is the pinned build: the controller and each node."""
+    assert cluster.slurm("scontrol", "--version").stdout.split() == ["slurm", PINNED_SLURM]
+    for name in cluster.nodes:
+        assert (cluster.node_info(name) or {}).get("Version") == PINNED_SLURM

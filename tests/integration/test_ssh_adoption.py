@@ -1,6 +1,7 @@
 """ssh into a compute node on real Slurm, through sshd's PAM account check: the account lines
 and access file the compute bootstrap installs (gpucluster.bootstrap.ssh_adoption), in the
-place sshd reads them, with the distribution's pam_slurm_adopt and pam_access, against the
+place sshd reads them, with the pinned Slurm's pam_slurm_adopt (built with it, as the
+head builds it into the nodes' package) and the distribution's pam_access, against the
 test nodes' slurmd (PrologFlags=Contain makes each job's extern step).
 
 A tiny PAM program (pam_account.py) stands in for sshd: it runs as root, as sshd does, asks
@@ -24,6 +25,7 @@ from gpucluster.bootstrap import ssh_adoption
 from tests.integration.cluster import SlurmCluster
 from tests.integration.host import run
 from tests.integration.prerequisites import unavailable
+from tests.integration.slurm_build import pam_module
 
 pytestmark = pytest.mark.slurm
 
@@ -33,18 +35,15 @@ PAM_DENIED = 6  # PAM_PERM_DENIED
 # stack is asked for here.
 SSHD_STACK = f"@include {ssh_adoption.ACCOUNT_INCLUDE}\n"
 # Bind the rendered files over the node's /etc/pam.d and /etc/security, then ask PAM.
-# Debian 12's package (the host install) put the module in /lib/security, where PAM never
-# looks (the compute bootstrap refuses such a package): a copy of PAM's module directory
-# with it added stands in there.
+# The build's module lies under its prefix: a copy of PAM's module directory with it added
+# stands in for the directory, as the Slurm package fills it on a node.
 ENTER = r"""
-pam_d=$1 security=$2 modules=$3 shadow=$4; shift 4
+pam_d=$1 security=$2 modules=$3 shadow=$4 adopt=$5; shift 5
 mount --bind "$pam_d" /etc/pam.d
 mount --bind "$security" /etc/security
-if [ ! -e "$modules/pam_slurm_adopt.so" ] && [ -e /lib/security/pam_slurm_adopt.so ]; then
-  cp -a "$modules/." "$shadow/"
-  cp /lib/security/pam_slurm_adopt.so "$shadow/"
-  mount --bind "$shadow" "$modules"
-fi
+cp -a "$modules/." "$shadow/"
+cp "$adopt" "$shadow/pam_slurm_adopt.so"
+mount --bind "$shadow" "$modules"
 exec "$@"
 """
 
@@ -66,7 +65,8 @@ def pam_files(slurm_cluster: SlurmCluster) -> Iterator[Path]:
                 directory.mkdir(parents=True, exist_ok=True)
                 (directory / Path(path).name).write_text(ssh_adoption.for_node(text, node))
             (root / node / "pam.d" / "sshd").write_text(SSHD_STACK)
-        (root / "modules").mkdir()
+        for node in slurm_cluster.nodes:
+            (root / node / "modules").mkdir()
         yield root
 
 
@@ -75,7 +75,11 @@ def _login(cluster: SlurmCluster, pam_files: Path, node: str, user: str, *comman
     namespace = cluster.nodes[node].namespace
     inside = ["unshare", "--mount", "--propagation=private", "sh", "-c", ENTER, "enter"]
     inside += [str(pam_files / node / "pam.d"), str(pam_files / node / "security")]
-    inside += [ssh_adoption.PAM_MODULE_DIR, str(pam_files / "modules")]
+    inside += [
+        ssh_adoption.PAM_MODULE_DIR,
+        str(pam_files / node / "modules"),
+        str(pam_module(cluster.install.prefix)),
+    ]
     inside += [sys.executable, str(HERE / "pam_account.py"), "sshd", user]
     result = run(
         "nsenter",

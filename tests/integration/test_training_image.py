@@ -10,7 +10,6 @@ node (the test nodes have 2 CPUs, not one per GPU rank)."""
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -67,8 +66,8 @@ class Run:
         self.images = self.root / "images"
         self.srun_record = self.root / "srun-images"
         self.torchrun_record = self.root / "torchrun-launches"
-        real_srun = shutil.which("srun")
-        assert real_srun is not None
+        real_srun = cluster.install.prefix / "bin" / "srun"
+        assert real_srun.is_file()
         self.bin = _executable(
             self.root / "pyxis" / "srun", PYXIS_SRUN.format(record=self.srun_record, srun=real_srun)
         )

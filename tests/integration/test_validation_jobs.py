@@ -72,7 +72,10 @@ def submit(
     submit_dir.mkdir(parents=True)
     env = {
         **cluster.env,
-        "PATH": ":".join([*(str(p) for p in path), str(cluster.root / "bin"), os.environ["PATH"]]),
+        # The stand-ins come before the suite's Slurm (a stand-in srun wraps the real one).
+        "PATH": ":".join(
+            [*(str(p) for p in path), *cluster.install.path, str(cluster.root / "bin"), os.environ["PATH"]]
+        ),
     }
     env.update(extra_env or {})
     result = cluster.slurm(

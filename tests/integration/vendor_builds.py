@@ -1,13 +1,12 @@
-"""Pyxis and Enroot built from the vendored release sources, once per source and install.
+"""Pyxis and Enroot built from the vendored release sources, once per source and key.
 
 Production nodes install the pinned releases (software.*); the suite builds the same
 programs from the tarballs in vendor/ so that a clean clone needs no network. A build
 lands in `<cache>/<sha256[:16]>-<key>/root` (a DESTDIR tree) and is kept between
 sessions: `key` names what the build depends on besides its source (the Slurm release
 for Pyxis, the C library for Enroot's helpers), so another Slurm install gets its own.
-Each build runs inside the Slurm install it is for (installs.py: the host, or chrooted
-into the Debian 13 root), with that install's headers, compilers and C library.
-The cache directories are the tests' own.
+Builds run on this host, with its compilers and C library; Pyxis takes its headers from the
+pinned Slurm build (slurm_build.py). The cache directories are the tests' own.
 """
 
 from __future__ import annotations
@@ -19,10 +18,12 @@ import subprocess
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tests.integration.host import run
-from tests.integration.installs import TRIXIE_PACKAGES, SlurmInstall
 from tests.integration.prerequisites import unavailable
+
+if TYPE_CHECKING:
+    from tests.integration.installs import SlurmInstall
 
 VENDOR = Path(__file__).resolve().parent / "vendor"
 PYXIS_TARBALL = "pyxis-0.24.0.tar.gz"
@@ -41,9 +42,14 @@ BUILT_MARKER = ".built"
 ENROOT_PACKAGES = (
     "gcc libc6-dev make linux-libc-dev libbsd-dev makeself squashfs-tools bsdextrautils curl jq parallel zstd"
 )
-PYXIS_PACKAGES = "gcc libc6-dev make binutils libslurm-dev"
-# Where a chrooted install looks for a tool (its PATH is the host's, which these cover).
-ROOT_BIN_DIRS = ("usr/bin", "usr/sbin", "bin", "sbin")
+PYXIS_PACKAGES = "gcc libc6-dev make binutils"
+
+
+def libc_version() -> str:
+    """The C library builds link ("glibc 2.36" -> "glibc-2.36"), part of their cache keys."""
+    version = os.confstr("CS_GNU_LIBC_VERSION")
+    assert version is not None, "the suite runs on a glibc system (Debian 12)"
+    return version.replace(" ", "-")
 
 
 def expected_sha256(name: str) -> str:
@@ -62,27 +68,19 @@ def verified(name: str) -> tuple[Path, str]:
     return tarball, digest
 
 
-def _missing(
-    install: SlurmInstall, tools: tuple[str, ...], files: tuple[str, ...], packages: str
-) -> str | None:
-    """What `install` lacks of `tools` and `files`, with the command that adds `packages`."""
-    if install.root is None:
-        fix = f"apt-get install {packages}"
-        has_tool = lambda tool: shutil.which(tool) is not None  # noqa: E731
-    else:
-        root = install.root
-        fix = f"{TRIXIE_PACKAGES} must list {packages}; then run: sudo make system"
-        has_tool = lambda tool: any((root / d / tool).exists() for d in ROOT_BIN_DIRS)  # noqa: E731
+def _missing(tools: tuple[str, ...], files: tuple[str, ...], packages: str) -> str | None:
+    """What this host lacks of `tools` and `files`, with the command that adds `packages`."""
+    fix = f"apt-get install {packages}"
     for tool in tools:
-        if not has_tool(tool):
-            return f"{tool} is missing in the {install.name} install ({fix})"
+        if shutil.which(tool) is None:
+            return f"{tool} is missing ({fix})"
     for file in files:
-        if not _has_header(install.root or Path("/"), file):
-            return f"{file} is missing in the {install.name} install ({fix})"
+        if not has_header(Path("/"), file):
+            return f"{file} is missing ({fix})"
     return None
 
 
-def _has_header(root: Path, file: str) -> bool:
+def has_header(root: Path, file: str) -> bool:
     """`file` under `root`, or in its multiarch include directory, where Debian 13's
     libbsd-dev puts bsd/string.h (/usr/include/x86_64-linux-gnu/bsd/string.h)."""
     relative = file.lstrip("/")
@@ -90,28 +88,28 @@ def _has_header(root: Path, file: str) -> bool:
     return (root / relative).exists() or any(root.glob(multiarch))
 
 
-def _run(install: SlurmInstall, command: list[str], cwd: Path) -> None:
-    # chroot starts in the root's /: `env -C` enters the source tree inside the install.
-    done = subprocess.run(
-        install.command(["env", "-C", str(cwd), *command]),
-        capture_output=True,
-        text=True,
-        timeout=BUILD_TIMEOUT,
-        check=False,
-    )
-    assert done.returncode == 0, (
-        f"{' '.join(command)} (in {cwd}, {install.name}):\n{done.stdout}\n{done.stderr}"
-    )
+def _run(command: list[str], cwd: Path, timeout: float) -> None:
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+    assert done.returncode == 0, f"{' '.join(command)} (in {cwd}):\n{done.stdout}\n{done.stderr}"
+
+
+def build_dir(cache: Path, digest: str, key: str) -> Path:
+    """Where the build of the source with sha256 `digest` for `key` lives."""
+    return cache / f"{digest[:16]}-{key}"
 
 
 def build_once(
-    install: SlurmInstall, cache: Path, name: str, key: str, steps: Callable[[Path, Path], list[list[str]]]
+    cache: Path,
+    name: str,
+    key: str,
+    steps: Callable[[Path, Path], list[list[str]]],
+    timeout: float = BUILD_TIMEOUT,
 ) -> Path:
-    """The DESTDIR tree of `name` built by `steps(source, destdir)` inside `install`; built
+    """The tree `root` of `name` built by `steps(source, root)` (a DESTDIR or a --prefix); built
     only when the cache holds no finished build for this source and key (the marker comes
-    last). The cache is under /var/tmp, which a chrooted install sees at the same path."""
+    last). Each step may take `timeout` seconds."""
     tarball, digest = verified(name)
-    build = cache / f"{digest[:16]}-{key}"
+    build = build_dir(cache, digest, key)
     root = build / "root"
     if (build / BUILT_MARKER).is_file():
         return root
@@ -122,23 +120,31 @@ def build_once(
     source = build / name.removesuffix(".tar.gz")
     assert source.is_dir(), f"{name} did not unpack to {source.name}/"
     for command in steps(source, root):
-        _run(install, command, source)
+        _run(command, source, timeout)
     (build / BUILT_MARKER).touch()
     return root
 
 
-def _pyxis_steps(source: Path, root: Path) -> list[list[str]]:
-    # As build_pyxis on the nodes: make, then make install into /usr/local.
-    return [["make", f"-j{os.cpu_count() or 1}"], ["make", "install", f"DESTDIR={root}"]]
+def _pyxis_steps(install: SlurmInstall) -> Callable[[Path, Path], list[list[str]]]:
+    # As build_pyxis on the nodes: make against the Slurm's include directory (CPPFLAGS
+    # from the environment: Pyxis's Makefile appends it to its own, a command-line
+    # CPPFLAGS would replace them), then make install into /usr/local.
+    include = f"CPPFLAGS=-I{install.prefix / 'include'}"
+    return lambda source, root: [
+        ["env", include, "make", f"-j{os.cpu_count() or 1}"],
+        ["make", "install", f"DESTDIR={root}"],
+    ]
 
 
 def pyxis_library(install: SlurmInstall, cache: Path = PYXIS_CACHE) -> Path:
     """spank_pyxis.so built against `install`'s spank.h (a SPANK plugin loads only into the
     Slurm release it was built for)."""
-    missing = _missing(install, ("gcc", "make", "strip"), ("/usr/include/slurm/spank.h",), PYXIS_PACKAGES)
+    missing = _missing(("gcc", "make", "strip"), (), PYXIS_PACKAGES)
     if missing is not None:
         unavailable("build Pyxis", missing)
-    root = build_once(install, cache, PYXIS_TARBALL, f"slurm-{install.release()}", _pyxis_steps)
+    # Keyed by the Slurm build's own directory: another build of the same release is
+    # another set of headers.
+    root = build_once(cache, PYXIS_TARBALL, f"slurm-{install.prefix.parent.name}", _pyxis_steps(install))
     library = root / "usr" / "local" / "lib" / "slurm" / "spank_pyxis.so"
     assert library.is_file(), f"Pyxis built but {library} is missing"
     return library
@@ -164,23 +170,17 @@ def _enroot_steps(source: Path, root: Path) -> list[list[str]]:
     ]
 
 
-def libc_key(install: SlurmInstall) -> str:
-    """Enroot's helpers link the build's glibc dynamically: an install with another C
-    library gets its own build ("glibc 2.36" -> "glibc-2.36")."""
-    return run(*install.command(["getconf", "GNU_LIBC_VERSION"])).stdout.strip().replace(" ", "-")
-
-
-def enroot_root(install: SlurmInstall, cache: Path = ENROOT_CACHE) -> Path:
-    """The DESTDIR tree of Enroot built in `install`, which also runs it (usr/bin,
+def enroot_root(cache: Path = ENROOT_CACHE) -> Path:
+    """The DESTDIR tree of Enroot built on this host, which also runs it (usr/bin,
     usr/lib/enroot, etc/enroot, usr/share/enroot)."""
     missing = _missing(
-        install,
         ("gcc", "make", "makeself", "unsquashfs", "column", "curl", "jq", "parallel", "zstd"),
         ("/usr/include/bsd/string.h", "/usr/include/linux/seccomp.h"),
         ENROOT_PACKAGES,
     )
     if missing is not None:
         unavailable("build Enroot", missing)
-    root = build_once(install, cache, ENROOT_TARBALL, libc_key(install), _enroot_steps)
+    # Enroot's helpers link glibc dynamically: another C library gets its own build.
+    root = build_once(cache, ENROOT_TARBALL, libc_version(), _enroot_steps)
     assert (root / "usr" / "bin" / "enroot").is_file(), f"Enroot built but {root}/usr/bin/enroot is missing"
     return root

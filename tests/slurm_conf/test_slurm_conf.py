@@ -20,7 +20,7 @@ class TestSlurmConf:
         conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
         assert single(conf, "SlurmctldParameters") == "enable_configless"
         assert single(conf, "SelectType") == "select/cons_tres"
-        assert "TreeWidth" not in conf, "23.11 (the default release) fans out to dynamic nodes"
+        assert "TreeWidth" not in conf, "the pinned release fans out to dynamic nodes"
         blocks = sum(1 for g in example.compute_groups if g.is_capacity_block)
         expected = 2 * sum(g.count for g in example.compute_groups) + blocks
         assert int(single(conf, "MaxNodeCount")) == expected
@@ -53,19 +53,6 @@ class TestSlurmConf:
         and Ubuntu mark essential."""
         conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
         assert single(conf, "MailProg") == "/usr/bin/logger"
-
-    @pytest.mark.parametrize(
-        ("release", "flat"),
-        [("22.05.8", True), ("23.02.7", True), ("23.11.0", False), ("23.11.4", False), ("24.11.5", False)],
-    )
-    def test_flat_tree_only_before_23_11(self, release, flat):
-        raw = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())
-        raw["software"] = {"slurm": release}
-        conf = settings(slurm_conf.render_slurm_files(ClusterConfig.model_validate(raw)).slurm_conf)
-        if flat:
-            assert single(conf, "TreeWidth") == "65533"
-        else:
-            assert "TreeWidth" not in conf
 
     def test_max_node_count_of_the_default_example(self):
         # 2 nodes, room to replace both, and the Capacity Block group's placeholder node.

@@ -63,13 +63,13 @@ configure_enroot() {
 # A SPANK plugin must be built against the exact Slurm it loads into, or slurmd refuses
 # it ("Incompatible plugin version"); the marker records both releases.
 build_pyxis() {
-  local marker="${STATE_DIR}/pyxis-${PYXIS_VERSION}-slurm-${SLURM_VERSION}.built"
+  local marker="${STATE_DIR}/pyxis-${PYXIS_VERSION}-slurm-${SLURM_VERSION}-${SLURM_BUILD_KEY}.built"
   if [[ -f "${marker}" && -f "${R}${PYXIS_LIBRARY}" ]]; then
     log "Pyxis ${PYXIS_VERSION} is built for Slurm ${SLURM_VERSION}"
     return 0
   fi
   [[ -f "${R}/usr/include/slurm/spank.h" ]] ||
-    die "no /usr/include/slurm/spank.h; libslurm-dev ${SLURM_VERSION} must be installed to build Pyxis"
+    die "no /usr/include/slurm/spank.h; the Slurm ${SLURM_VERSION} package (step install_slurm) must be installed to build Pyxis"
   fetch_verified "${PYXIS_URL}" "${PYXIS_TARBALL}" "${PYXIS_SHA256}"
   local source_dir="${R}/opt/gpucluster/build/pyxis-${PYXIS_VERSION}"
   rm -rf "${source_dir}"

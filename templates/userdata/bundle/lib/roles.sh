@@ -9,23 +9,11 @@ load_group() {
   fi
 }
 
-# libslurm-dev: Pyxis is built here too, as on login and compute (build_pyxis).
-install_head_packages() {
-  install_packages slurm-client slurmctld libslurm-dev -- "${HEAD_PACKAGES[@]}"
-}
+install_head_packages() { install_packages "${HEAD_PACKAGES[@]}"; }
 
-install_login_packages() {
-  if [[ "${USE_SACKD}" == yes ]]; then
-    install_packages slurm-client libslurm-dev sackd -- "${LOGIN_PACKAGES[@]}"
-  else
-    install_packages slurm-client libslurm-dev -- "${LOGIN_PACKAGES[@]}"
-  fi
-}
+install_login_packages() { install_packages "${LOGIN_PACKAGES[@]}"; }
 
-# pam_slurm_adopt comes from the same Slurm source, so it is pinned and held with it.
-install_compute_packages() {
-  install_packages slurm-client slurmd libslurm-dev "${PAM_ADOPT_PACKAGE}" -- "${COMPUTE_PACKAGES[@]}"
-}
+install_compute_packages() { install_packages "${COMPUTE_PACKAGES[@]}"; }
 
 configure_login_enroot() { configure_enroot "${LOGIN_ENROOT_DIRECTORIES[@]}"; }
 
@@ -116,6 +104,8 @@ run_head() {
   step read_storage_parameters
   step install_munge_key
   step mount_home
+  step build_slurm_package
+  step install_slurm
   step ensure_lustre_client
   step mount_fsx
   step open_shared_directories
@@ -139,6 +129,7 @@ run_login() {
   step install_munge_key
   step enable_user_namespaces
   step mount_home
+  step install_slurm
   step ensure_lustre_client
   step mount_fsx
   step install_enroot
@@ -167,6 +158,7 @@ run_compute() {
   step configure_lustre_efa
   step persist_lustre_efa
   step mount_home
+  step install_slurm
   step mount_fsx
   step wait_for_nvme
   step install_enroot

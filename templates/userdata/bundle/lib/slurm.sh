@@ -101,13 +101,13 @@ wait_for_controller() {
   log "slurmctld at ${CONF_SERVER} answers"
 }
 
-# The packaged unit carries ConditionPathExists=/etc/slurm/slurm.conf, which a configless
-# node never has, and passes $SLURMD_OPTIONS unquoted, which splits the --conf string: the
-# drop-in clears the condition and spells the command line out. Type=simple with -D works
-# on every release: the 23.11 unit is Type=notify for `slurmd --systemd` (22.05 has no
-# --systemd), and a foreground slurmd re-executes in place on reconfigure. Jobs keep
-# slurmd's locked-memory limit (PropagateResourceLimitsExcept=MEMLOCK) and EFA needs it
-# unlimited: the drop-in says so rather than trusting the packaged unit to.
+# Upstream's unit (in the Slurm package) carries ConditionPathExists=/etc/slurm/slurm.conf,
+# which a configless node never has, and passes $SLURMD_OPTIONS unquoted, which splits the
+# --conf string: the drop-in clears the condition and spells the command line out. It is
+# Type=notify for `slurmd --systemd`; the drop-in runs slurmd -D as Type=simple, and a
+# foreground slurmd re-executes in place on reconfigure. Jobs keep slurmd's locked-memory
+# limit (PropagateResourceLimitsExcept=MEMLOCK) and EFA needs it unlimited: the drop-in says
+# so rather than trusting the packaged unit to.
 start_slurmd() {
   local changed="${NODE_SLURM_FILES_CHANGED}"
   mkdir -p "${R}/var/log/slurm" "${R}/var/spool/slurmd"
@@ -145,29 +145,23 @@ wait_for_registration() {
   die "${NODE_NAME} did not register with slurmctld within ${REGISTER_TIMEOUT} s; see /var/log/slurm/slurmd.log"
 }
 
-# Login nodes run no slurmd: from Slurm 23.11 sackd fetches and caches the served
-# configuration (/run/slurm/conf) for the client commands; before that, the commands
-# resolve the controller through the _slurmctld._tcp SRV record, found through this search
-# domain. sackd's unit gets the same drop-in as slurmd's: Debian turns upstream's
-# commented-out ConditionPathExists=/etc/slurm/slurm.conf on (it did for slurmd), and
-# Ubuntu's 23.11 package ships no /etc/default/sackd for $SACKD_OPTIONS to come from.
+# Login nodes run no slurmd: sackd fetches and caches the served configuration
+# (/run/slurm/conf) for the client commands. sackd's unit gets the same drop-in as
+# slurmd's: Debian turns upstream's commented-out ConditionPathExists=/etc/slurm/slurm.conf
+# on (it did for slurmd), and Ubuntu's package ships no /etc/default/sackd for
+# $SACKD_OPTIONS to come from.
 configure_slurm_client() {
-  if [[ "${USE_SACKD}" == yes ]]; then
-    local changed=no
-    if install_unit_dropin sackd.service "[Unit]
+  local changed=no
+  if install_unit_dropin sackd.service "[Unit]
 ConditionPathExists=
 
 [Service]
 Type=notify
 ExecStart=
 ExecStart=/usr/sbin/sackd --systemd --conf-server ${CONF_SERVER}"; then
-      changed=yes
-    fi
-    ensure_service sackd "${changed}"
-  elif write_if_changed /etc/systemd/resolved.conf.d/gpucluster.conf 0644 <<<"[Resolve]
-Domains=${PRIVATE_ZONE}"; then
-    systemctl restart systemd-resolved
+    changed=yes
   fi
+  ensure_service sackd "${changed}"
 }
 
 verify_slurm_client() {

@@ -10,7 +10,7 @@ configure_ssh_adoption() {
     die "/etc/pam.d/sshd or common-session is missing: this image's sshd has no PAM stack of Ubuntu's to put pam_slurm_adopt in"
   # A module PAM cannot load fails sshd's account check for every user but the administrators.
   [[ -e "${R}${PAM_MODULE_DIR}/pam_slurm_adopt.so" ]] ||
-    die "${PAM_ADOPT_PACKAGE} left no pam_slurm_adopt.so in ${PAM_MODULE_DIR}, where PAM loads modules from, so sshd would refuse every user; 'dpkg -L ${PAM_ADOPT_PACKAGE}' shows where it went"
+    die "the Slurm package $(slurm_package) has no pam_slurm_adopt.so in ${PAM_MODULE_DIR}, where PAM loads modules from, so sshd would refuse every user; the head builds it from contribs/pam_slurm_adopt: see the head's ${BOOTSTRAP_LOG}"
   # With this node's Slurm name, which name_compute_node has set.
   for path in "${SSH_ADOPTION_FILES[@]}"; do
     [[ -f "${BUNDLE_DIR}/${ROLE_TREE}${path}" ]] ||
