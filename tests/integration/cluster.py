@@ -1,7 +1,7 @@
 """A real Slurm cluster on one machine: slurmctld on the host and dynamic slurmd nodes.
 
 Each compute node is a `slurmd -Z` in its own network namespace (network.py). Every
-Slurm program runs from one `SlurmInstall` (installs.py): this host's or a chroot's. The
+Slurm program runs from one `SlurmInstall` (installs.py): the pinned build. The
 configuration is what gpucluster renders for an example config; only the `SlurmSite`
 inputs (host names, paths, ports, timeouts; site_files.py) differ from production.
 
@@ -249,9 +249,7 @@ class ComputeNode:
             "--",
             "nsenter",
             f"--net=/var/run/netns/{self.namespace}",
-            # A chrooted install's own mount namespace starts as a copy of this one: the
-            # binds above are under paths it binds in (installs.py).
-            *self.cluster.install.command(slurmd, binds=[str(EPILOG_ENROOT_DIR)]),
+            *self.cluster.install.command(slurmd),
         ]
         log = open(self.cluster.root / "log" / f"slurmd-{self.name}.stdout", "ab")  # noqa: SIM115
         # Pyxis runs `enroot` from slurmstepd's PATH, which is slurmd's.
