@@ -11,35 +11,22 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from botocore.exceptions import (
-    BotoCoreError,
-    ConfigNotFound,
-    ConfigParseError,
-    CredentialRetrievalError,
-    InvalidConfigError,
-    InvalidRegionError,
-    NoCredentialsError,
-    NoRegionError,
-    PartialCredentialsError,
-    ProfileNotFound,
-    RefreshWithMFAUnsupportedError,
-    SSOError,
-    TokenRetrievalError,
-)
+from botocore import exceptions as boto
+from botocore.exceptions import BotoCoreError
 
 LOGIN_ERRORS = (
-    ConfigNotFound,
-    ConfigParseError,
-    CredentialRetrievalError,
-    InvalidConfigError,
-    InvalidRegionError,
-    NoCredentialsError,
-    NoRegionError,
-    PartialCredentialsError,
-    ProfileNotFound,
-    RefreshWithMFAUnsupportedError,
-    SSOError,
-    TokenRetrievalError,
+    boto.ConfigNotFound,
+    boto.ConfigParseError,
+    boto.CredentialRetrievalError,
+    boto.InvalidConfigError,
+    boto.InvalidRegionError,
+    boto.NoCredentialsError,
+    boto.NoRegionError,
+    boto.PartialCredentialsError,
+    boto.ProfileNotFound,
+    boto.RefreshWithMFAUnsupportedError,
+    boto.SSOError,
+    boto.TokenRetrievalError,
 )
 
 
@@ -74,29 +61,29 @@ def _sso_login() -> str:
 def login_problem(exc: BotoCoreError) -> tuple[str, str]:
     """(what went wrong, how to fix it) for one of LOGIN_ERRORS."""
     kwargs = getattr(exc, "kwargs", {})
-    if isinstance(exc, ProfileNotFound):
+    if isinstance(exc, boto.ProfileNotFound):
         name = kwargs.get("profile", profile())
         return (
             f"profile {name} is not in {config_file()}{_known_profiles()}",
             f"add it (`aws configure --profile {name}` or `aws configure sso --profile {name}`), "
             "or set AWS_PROFILE to a profile that exists",
         )
-    if isinstance(exc, ConfigParseError):
+    if isinstance(exc, boto.ConfigParseError):
         detail = _one_line(kwargs.get("error", "")).split(" file: ", 1)[-1]
         return (
             f"the AWS config file {kwargs.get('path', config_file())} cannot be parsed ({detail})",
             "fix that line (each section starts with [default], [profile NAME] or [sso-session NAME])",
         )
-    if isinstance(exc, ConfigNotFound):
+    if isinstance(exc, boto.ConfigNotFound):
         return (
             f"the AWS config file {kwargs.get('path', config_file())} does not exist",
             "point AWS_CONFIG_FILE at your config, or unset it to use ~/.aws/config",
         )
-    if isinstance(exc, SSOError | TokenRetrievalError) or (
-        isinstance(exc, CredentialRetrievalError) and kwargs.get("provider") == "sso"
+    if isinstance(exc, boto.SSOError | boto.TokenRetrievalError) or (
+        isinstance(exc, boto.CredentialRetrievalError) and kwargs.get("provider") == "sso"
     ):
         return f"the SSO session of profile {profile()} has expired or was never started", _sso_login()
-    if isinstance(exc, CredentialRetrievalError):
+    if isinstance(exc, boto.CredentialRetrievalError):
         provider = kwargs.get("provider", "?")
         said = _one_line(kwargs.get("error_msg", "")) or "no message"
         fix = (
@@ -105,29 +92,29 @@ def login_problem(exc: BotoCoreError) -> tuple[str, str]:
             else f"check the {provider} settings of profile {profile()} in {config_file()}"
         )
         return f"profile {profile()}'s credentials could not be retrieved from {provider} ({said})", fix
-    if isinstance(exc, PartialCredentialsError):
+    if isinstance(exc, boto.PartialCredentialsError):
         missing = kwargs.get("cred_var", "?")
         return (
             f"the credentials in {kwargs.get('provider', '?')} are incomplete: {missing} is missing",
             f"set {missing} as well, or remove the others and use a profile",
         )
-    if isinstance(exc, InvalidConfigError):
+    if isinstance(exc, boto.InvalidConfigError):
         return (
             f"profile {profile()} in {config_file()} is not usable: {_one_line(exc)}",
             "fix the profile (`aws configure list` shows what the AWS CLI reads)",
         )
-    if isinstance(exc, RefreshWithMFAUnsupportedError):
+    if isinstance(exc, boto.RefreshWithMFAUnsupportedError):
         return (
             f"profile {profile()} needs an MFA code to refresh its credentials",
             "get temporary credentials first (`aws sts get-session-token --serial-number ... "
             "--token-code ...`) and export them, then re-run",
         )
-    if isinstance(exc, InvalidRegionError):
+    if isinstance(exc, boto.InvalidRegionError):
         return (
             f"'{kwargs.get('region_name', '')}' is not a region name",
             "use a region like us-east-2 (`aws ec2 describe-regions`)",
         )
-    if isinstance(exc, NoRegionError):
+    if isinstance(exc, boto.NoRegionError):
         return "no region was given", "set the config's region, or pass --region"
     return (
         f"no AWS credentials found for profile {profile()}",

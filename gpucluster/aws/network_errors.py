@@ -10,26 +10,18 @@ from __future__ import annotations
 import os
 from urllib.parse import urlsplit
 
-from botocore.exceptions import (
-    ConnectionClosedError,
-    ConnectTimeoutError,
-    EndpointConnectionError,
-    ProxyConnectionError,
-    ReadTimeoutError,
-    SSLError,
-    UnknownEndpointError,
-)
+from botocore import exceptions as boto
 
 from gpucluster.aws.login_errors import config_file, profile
 
 NETWORK_ERRORS = (
-    ConnectionClosedError,
-    ConnectTimeoutError,
-    EndpointConnectionError,
-    ProxyConnectionError,
-    ReadTimeoutError,
-    SSLError,
-    UnknownEndpointError,
+    boto.ConnectionClosedError,
+    boto.ConnectTimeoutError,
+    boto.EndpointConnectionError,
+    boto.ProxyConnectionError,
+    boto.ReadTimeoutError,
+    boto.SSLError,
+    boto.UnknownEndpointError,
 )
 # AWS's own endpoint domains (aws.amazon.com: "Service endpoints"); any other host was set by the user.
 AWS_DOMAINS = (".amazonaws.com", ".amazonaws.com.cn", ".api.aws")
@@ -59,19 +51,19 @@ def override(call: str, endpoint_url: str) -> tuple[str, str] | None:
 def network_problem(call: str, region: str, exc: Exception) -> tuple[str, str]:
     """(what went wrong, how to fix it) for one of NETWORK_ERRORS."""
     kwargs = getattr(exc, "kwargs", {})
-    if isinstance(exc, ProxyConnectionError):
+    if isinstance(exc, boto.ProxyConnectionError):
         return (
             f"cannot connect to the proxy {kwargs.get('proxy_url', '')}",
             "check HTTPS_PROXY / HTTP_PROXY (or unset them) and NO_PROXY, then re-run",
         )
     url = str(kwargs.get("endpoint_url", ""))
     setting = override(call, url) if url else None
-    if isinstance(exc, SSLError):
+    if isinstance(exc, boto.SSLError):
         return (
             f"the TLS certificate of {url} could not be verified",
             "behind a proxy that inspects TLS, set AWS_CA_BUNDLE to its CA certificate; then re-run",
         )
-    timed_out = isinstance(exc, ReadTimeoutError | ConnectionClosedError)
+    timed_out = isinstance(exc, boto.ReadTimeoutError | boto.ConnectionClosedError)
     what = f"{url} did not answer in time" if timed_out else f"cannot connect to {url}"
     if setting is not None:
         name, undo = setting
@@ -79,7 +71,7 @@ def network_problem(call: str, region: str, exc: Exception) -> tuple[str, str]:
             f"{what}, the endpoint {name} sets",
             f"start what should answer there or fix the URL, or {undo} to use AWS's endpoint in {region}",
         )
-    if isinstance(exc, UnknownEndpointError):
+    if isinstance(exc, boto.UnknownEndpointError):
         return (
             f"no endpoint is known for this service in region {region}",
             "check the region name; the service may not be offered there",
