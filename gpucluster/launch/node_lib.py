@@ -12,7 +12,10 @@ from the job's Python environment (TRAIN_REQUIREMENTS, on the host) or the train
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.launch.gpu_env import NODE_LIB_DIR, gpu_env_path, render_gpu_env
@@ -55,9 +58,11 @@ def _imported(path: Path) -> set[str]:
     return {name for name in found if name.split(".")[0] == "gpucluster"}
 
 
-def trainer_sources() -> dict[str, str]:
+@functools.cache
+def trainer_sources() -> Mapping[str, str]:
     """The trainer's package and every gpucluster module it imports, followed to the end,
-    keyed by their path under trainer_dir()."""
+    keyed by their path under trainer_dir(). Read once per process (about 27 ms of parsing),
+    not once per compute group of every synth."""
     package = PACKAGE_ROOT / Path(*TRAINER_PACKAGE.split(".")[1:])
     todo = {"gpucluster"} | {f"{TRAINER_PACKAGE}.{path.stem}" for path in package.glob("*.py")}
     seen: dict[Path, None] = {}
@@ -67,9 +72,9 @@ def trainer_sources() -> dict[str, str]:
             continue  # a name imported from a module, not a module of its own
         seen[path] = None
         todo |= _imported(path)
-    return {
-        f"gpucluster/{path.relative_to(PACKAGE_ROOT).as_posix()}": path.read_text() for path in sorted(seen)
-    }
+    return MappingProxyType(
+        {f"gpucluster/{path.relative_to(PACKAGE_ROOT).as_posix()}": path.read_text() for path in sorted(seen)}
+    )
 
 
 def python_requirements(cfg: ClusterConfig) -> tuple[str, ...]:
