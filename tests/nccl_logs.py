@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Literal
 
-from gpucluster.gate.job_output import pair_line
+from gpucluster.job_output import pair_line
 
 GiB = 1 << 30
 # nccl-tests 2.19's three header lines, column for column.

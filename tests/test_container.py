@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from gpucluster.cli import app
 from gpucluster.config.loader import load_config
 from gpucluster.container.dockerfile import FORBIDDEN_VARIABLES, render_dockerfile
-from gpucluster.gate.jobs import CONTAINER_NCCL_TESTS_DIR
+from gpucluster.jobs.validation import CONTAINER_NCCL_TESTS_DIR
 from gpucluster.launch.gpu_env import LIBRARY_DIRS
 from tests.conftest import EXAMPLES
 

@@ -13,9 +13,9 @@ from annotated_types import Le
 
 from gpucluster.config.loader import load_config
 from gpucluster.config.nodes import ComputeGroupConfig
-from gpucluster.gate import jobs
-from gpucluster.gate.job_output import EfaCheck, parse_efa_check_line
-from gpucluster.gate.jobs import TIME_LIMITS, WAITS, render_job
+from gpucluster.job_output import EfaCheck, parse_efa_check_line
+from gpucluster.jobs import validation as jobs
+from gpucluster.jobs.validation import TIME_LIMITS, WAITS, render_job
 
 REPO = Path(__file__).resolve().parent.parent
 

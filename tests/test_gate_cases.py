@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 from gpucluster.catalog import load_catalog
 from gpucluster.cli import app
 from gpucluster.gate.decide import Context, Verdict
-from gpucluster.gate.job_output import EfaCheck, efa_check_line
 from gpucluster.gate.model import Count, Versions
 from gpucluster.gate.run import judge_log
+from gpucluster.job_output import EfaCheck, efa_check_line
 from tests.conftest import REPO
 from tests.nccl_logs import GiB, Spec, json_log, text_log
 

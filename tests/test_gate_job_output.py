@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from gpucluster.gate.job_output import (
+from gpucluster.job_output import (
     EFA_CHECK_PRINTF,
     NO_PARTNERS,
     PAIR_PRINTF,

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from gpucluster.config.loader import load_config
 from gpucluster.config.software import SoftwareConfig
-from gpucluster.gate.jobs import IMPORT_JOB, TIME_LIMITS, WAITS, import_job_path, render_import_image
+from gpucluster.jobs.validation import IMPORT_JOB, TIME_LIMITS, WAITS, import_job_path, render_import_image
 from gpucluster.names import squashfs_name
 from tests.conftest import EXAMPLES
 from tests.test_validation_jobs import directives

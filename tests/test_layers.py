@@ -31,6 +31,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.agents.cluster_names": 0,
     # the pinned Slurm release and its source, which the config checks software.slurm against
     "gpucluster.slurm_release": 0,
+    # the lines the validation jobs print, shared by the jobs (rendered) and the gate (parsed)
+    "gpucluster.job_output": 0,
     # the config model and its reader, the names derived from it, the Jinja environment
     "gpucluster.config": 1,
     "gpucluster.names": 1,
@@ -39,10 +41,11 @@ LAYERS: dict[str, int] = {
     "gpucluster.group_option": 1,
     # AWS clients made in one place and their failures as one line
     "gpucluster.aws": 1,
-    # what a cluster is made of: Slurm's files, the node bootstrap, the validation jobs and
-    # their verdict, the training image recipe, the head node's agents
+    # what a cluster is made of: Slurm's files, the node bootstrap, the validation jobs, the
+    # verdict on their output, the training image recipe, the head node's agents
     "gpucluster.slurm": 2,
     "gpucluster.bootstrap": 2,
+    "gpucluster.jobs": 2,
     "gpucluster.gate": 2,
     "gpucluster.container": 2,
     "gpucluster.agents": 2,
@@ -133,3 +136,28 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
     assert config_module == "gpucluster.config.loader"
     assert layer_of("gpucluster.cli.app") == 4 > layer_of(config_module) == 1
     assert layer_of("gpucluster.brand_new") is None  # so its test fails until it has a layer
+
+
+# The gate reads the jobs' output on the workstation; the node files never need the gate.
+NODE_PACKAGES = ("gpucluster.bootstrap", "gpucluster.slurm", "gpucluster.launch", "gpucluster.jobs")
+
+
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == package or module.startswith(package + ".") for package in packages)
+
+
+@pytest.mark.parametrize("path", source_files(), ids=lambda p: str(p.relative_to(REPO)))
+def test_gate_and_node_files_stay_apart(path: Path) -> None:
+    module = module_name(path)
+    if _within(module, ("gpucluster.gate",)):
+        forbidden = NODE_PACKAGES
+    elif _within(module, NODE_PACKAGES):
+        forbidden = ("gpucluster.gate",)
+    else:
+        return
+    crossing = [
+        f"{path.relative_to(REPO)}:{line} imports {name}"
+        for line, name in project_imports(path)
+        if _within(name, forbidden)
+    ]
+    assert not crossing, "\n".join(crossing)

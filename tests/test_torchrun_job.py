@@ -18,7 +18,7 @@ from gpucluster.bootstrap.bundle import bundle_files
 from gpucluster.bootstrap.render_files import render_to_dir
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
-from gpucluster.gate.jobs import JOBS_DIR, job_path
+from gpucluster.jobs.validation import JOBS_DIR, job_path
 from gpucluster.launch.node_lib import node_lib_files
 from gpucluster.launch.torchrun import JOB, RENDEZVOUS_PORT, SIGNAL_SECONDS, render_torchrun, torchrun_files
 from tests.shellcheck import assert_shellcheck_clean

@@ -14,7 +14,7 @@ import yaml
 from gpucluster.bad_input import BadInput
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
-from gpucluster.gate.jobs import import_job_path, job_files, render_import_image, render_job
+from gpucluster.jobs.validation import import_job_path, job_files, render_import_image, render_job
 from gpucluster.launch.torchrun import render_torchrun, torchrun_files
 from gpucluster.names import image_dir, squashfs_name, training_squashfs
 from tests.conftest import EXAMPLES

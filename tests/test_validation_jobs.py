@@ -1,5 +1,5 @@
 """The validation jobs render for every group of every example, land on login nodes through
-the bundle, pass shellcheck, and print the lines gpucluster.gate.job_output parses."""
+the bundle, pass shellcheck, and print the lines gpucluster.job_output parses."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from gpucluster.bootstrap.render_files import render_to_dir
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
 from gpucluster.efa import efa_count
-from gpucluster.gate import jobs
-from gpucluster.gate.job_output import parse_efa_check_line, parse_pair_line
-from gpucluster.gate.jobs import (
+from gpucluster.job_output import parse_efa_check_line, parse_pair_line
+from gpucluster.jobs import validation as jobs
+from gpucluster.jobs.validation import (
     JOB_NAMES,
     JOBS_DIR,
     NCCL_COLLECTIVES,

@@ -37,7 +37,7 @@ from gpucluster.bootstrap.packages import (
 )
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
-from gpucluster.gate import jobs as validation_jobs
+from gpucluster.jobs import validation as validation_jobs
 from gpucluster.launch.node_lib import node_lib_files
 from gpucluster.launch.torchrun import torchrun_files
 from gpucluster.rendering import TEMPLATE_ROOT, render

@@ -1,7 +1,7 @@
 """The config's `validation` section: how the validation jobs run nccl-tests.
 
 One module per config section. The values
-are rendered into shell (gpucluster.gate.jobs), so each is checked to hold nothing a shell
+are rendered into shell (gpucluster.jobs.validation), so each is checked to hold nothing a shell
 would expand or split.
 """
 

@@ -21,7 +21,7 @@ EFA_INSTALLER_URL_BASE = "https://efa-installer.amazonaws.com"
 # The user's code: the last layer, and the torchrun job's working directory in this image.
 CODE_DIR = "/workspace/train"
 # nccl-tests for the validation jobs, which look for them here in a container
-# (validation.nccl_tests_dir's container default; gpucluster.gate.jobs). Built against the
+# (validation.nccl_tests_dir's container default; gpucluster.jobs.validation). Built against the
 # base image's own Open MPI (HPC-X), so srun --mpi=pmix starts them like any NGC program.
 NCCL_TESTS_BUILD_DIR = "/opt/nccl-tests/build"
 NCCL_TESTS_URL_BASE = "https://github.com/NVIDIA/nccl-tests/archive/refs/tags"

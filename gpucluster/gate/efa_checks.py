@@ -1,4 +1,4 @@
-"""GO or NO-GO for the efa-check job's output: one line per node (gpucluster.gate.job_output).
+"""GO or NO-GO for the efa-check job's output: one line per node (gpucluster.job_output).
 
 A node's own checks (GPUs, EFA devices) name it; a failed fi_pingpong names a pair, and
 which end is bad is gpucluster.gate.pairs' question.

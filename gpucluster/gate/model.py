@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from gpucluster.gate.job_output import EfaCheck, PairHeader
+from gpucluster.job_output import EfaCheck, PairHeader
 
 # How a run's collective, ranks or nodes became known: printed by nccl-tests, taken
 # from the log's file name, or worked out from the numbers (busbw/algbw, ranks/GPUs).
@@ -123,7 +123,7 @@ class NcclRun(Frozen):
     summary: Summary = Summary()
     cut_row_line: int | None = None
     failures: tuple[Failure, ...] = ()
-    # The pairwise job's first line (gpucluster.gate.job_output): round and the two nodes.
+    # The pairwise job's first line (gpucluster.job_output): round and the two nodes.
     pair: PairHeader | None = None
 
     @property
@@ -133,7 +133,7 @@ class NcclRun(Frozen):
 
 
 class NodeCheck(Frozen):
-    """One node's efa-check line (gpucluster.gate.job_output) and where it stands."""
+    """One node's efa-check line (gpucluster.job_output) and where it stands."""
 
     line: int
     result: EfaCheck

@@ -18,7 +18,6 @@ from typing import TypeVar
 
 from gpucluster.bad_input import BadInput
 from gpucluster.gate import collectives
-from gpucluster.gate.job_output import PairHeader, parse_efa_check_line, parse_pair_line
 from gpucluster.gate.lines import numbered_lines
 from gpucluster.gate.model import (
     Count,
@@ -33,6 +32,7 @@ from gpucluster.gate.model import (
 )
 from gpucluster.gate.nccl_info import NcclInfo
 from gpucluster.gate.rows import header_wrong_column, looks_like_row, parse_row
+from gpucluster.job_output import PairHeader, parse_efa_check_line, parse_pair_line
 from gpucluster.progress import Meter
 
 _NTHREAD = re.compile(r"\bnThread\s+\d+\s+nGpus\s+\d+\s+minBytes\s+\d+\s+maxBytes\s+(\d{1,18})")

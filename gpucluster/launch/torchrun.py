@@ -1,6 +1,6 @@
 """The torchrun training job, rendered per compute group beside the validation jobs.
 
-It reuses their machinery (gpucluster.gate.jobs: the group's facts, the sbatch head,
+It reuses their machinery (gpucluster.jobs.validation: the group's facts, the sbatch head,
 the shell helpers, JOBS_DIR): login nodes install it as JOBS_DIR/<group>/torchrun.sbatch and
 `gpucluster render` writes it with the rest of the bundle. One torchrun launcher per node
 starts one process per GPU (FACTS.md, torchrun under Slurm); the default command is the
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.container.dockerfile import CODE_DIR
-from gpucluster.gate.jobs import TEMPLATE_DIR, WAITS, group_jobs, import_job_path, job_path
+from gpucluster.jobs.validation import TEMPLATE_DIR, WAITS, group_jobs, import_job_path, job_path
 from gpucluster.launch.gpu_env import NODE_LIB_DIR, PLUGIN_FILE, gpu_env_path
 from gpucluster.launch.node_lib import python_requirements, trainer_dir
 from gpucluster.names import training_squashfs

@@ -9,8 +9,8 @@ from pathlib import Path
 from gpucluster.bad_input import BadInput
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.config.capacity import CapacityBlockCapacity
-from gpucluster.gate.jobs import job_path
 from gpucluster.group_option import chosen_group
+from gpucluster.jobs.validation import job_path
 from gpucluster.launch.torchrun import JOB
 from gpucluster.plan.layout import Layout, Plan, PlanRefusal, plan_layout
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.gate.jobs import job_path
+from gpucluster.jobs.validation import job_path
 from gpucluster.launch.node_lib import python_requirements
 from gpucluster.launch.torchrun import JOB, render_torchrun
 from tests.integration.cluster import SlurmCluster

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.gate.jobs import import_job_path, render_import_image
+from gpucluster.jobs.validation import import_job_path, render_import_image
 from tests.integration.cluster import SlurmCluster
 from tests.integration.test_validation_jobs import finished, submit
 

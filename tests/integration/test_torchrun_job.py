@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.gate.jobs import job_path
+from gpucluster.jobs.validation import job_path
 from gpucluster.launch.torchrun import JOB, torchrun_files
 from tests.integration.cluster import SlurmCluster
 from tests.integration.host import wait_for

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gpucluster.config import ClusterConfig
-from gpucluster.gate.jobs import import_job_path, job_files, job_path, render_import_image
+from gpucluster.jobs.validation import import_job_path, job_files, job_path, render_import_image
 from gpucluster.launch.torchrun import JOB as TORCHRUN_JOB
 from gpucluster.launch.torchrun import torchrun_files
 from gpucluster.names import training_squashfs

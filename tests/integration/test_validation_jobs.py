@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from gpucluster.cli import app
 from gpucluster.efa import efa_count
-from gpucluster.gate.job_output import parse_efa_check_line, parse_pair_line
-from gpucluster.gate.jobs import job_files, job_path
+from gpucluster.job_output import parse_efa_check_line, parse_pair_line
+from gpucluster.jobs.validation import job_files, job_path
 from gpucluster.launch.gpu_env import LIBRARY_DIRS
 from gpucluster.launch.torchrun import render_torchrun
 from tests.integration.cluster import SlurmCluster

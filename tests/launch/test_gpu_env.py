@@ -13,7 +13,7 @@ from gpucluster.bootstrap.bundle import bundle_files
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
 from gpucluster.container.dockerfile import render_dockerfile
-from gpucluster.gate.jobs import job_path, render_job
+from gpucluster.jobs.validation import job_path, render_job
 from gpucluster.launch.gpu_env import (
     LIBRARY_DIRS,
     NCCL_NET_NAME,

@@ -5,7 +5,7 @@ Login nodes install them under JOBS_DIR/<group>/ (bundle tree files/login/...); 
 render` writes them with the rest of the bundle. Each job is a self-contained sbatch script:
 sbatch copies only the script to the first compute node, so nothing is sourced from the login
 node. The lines the gate reads back (pair header, efa-check) come from
-gpucluster.gate.job_output and are rendered here, never retyped in the templates.
+gpucluster.job_output and are rendered here, never retyped in the templates.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.config.ecr import ECR_HOST
 from gpucluster.container.dockerfile import NCCL_TESTS_BUILD_DIR
 from gpucluster.efa import efa_count
-from gpucluster.gate.job_output import EFA_CHECK_PRINTF, EFA_FAIL, EFA_OK, NO_PARTNERS, PAIR_PRINTF
+from gpucluster.job_output import EFA_CHECK_PRINTF, EFA_FAIL, EFA_OK, NO_PARTNERS, PAIR_PRINTF
 from gpucluster.launch.gpu_env import NODE_LIB_DIR, gpu_env_path
 from gpucluster.names import SQUASHFS_SUFFIX, image_dir, squashfs_name, training_squashfs
 from gpucluster.rendering import render
