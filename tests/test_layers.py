@@ -41,6 +41,9 @@ LAYERS: dict[str, int] = {
     "gpucluster.group_option": 1,
     # AWS clients made in one place and their failures as one line
     "gpucluster.aws": 1,
+    # the config resolved once: each group's catalog entry, interfaces and Slurm names, the
+    # cluster's names and Slurm release; both renderers below read it, neither derives them
+    "gpucluster.resolved": 2,
     # what a cluster is made of: Slurm's files, the node bootstrap, the validation jobs, the
     # verdict on their output, the training image recipe, the head node's agents
     "gpucluster.slurm": 2,

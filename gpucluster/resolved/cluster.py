@@ -1,0 +1,44 @@
+"""`resolve`: the one place a validated config becomes a `ResolvedCluster`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from gpucluster import names
+from gpucluster.config import ClusterConfig
+from gpucluster.resolved.groups import ResolvedGroup, resolve_group
+from gpucluster.resolved.names import ClusterNames, cluster_names
+from gpucluster.resolved.slurm import SlurmRelease, resolve_slurm
+
+
+@dataclass(frozen=True)
+class ResolvedCluster:
+    config: ClusterConfig
+    names: ClusterNames
+    # The compute groups in the config's order.
+    groups: tuple[ResolvedGroup, ...]
+    slurm: SlurmRelease
+    # What every resource is tagged with: the user's tags and the cluster's name.
+    tags: Mapping[str, str]
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def group(self, name: str) -> ResolvedGroup:
+        for group in self.groups:
+            if group.name == name:
+                return group
+        raise KeyError(f"cluster {self.name} has no compute group {name!r}")
+
+
+def resolve(cfg: ClusterConfig) -> ResolvedCluster:
+    return ResolvedCluster(
+        config=cfg,
+        names=cluster_names(cfg),
+        groups=tuple(resolve_group(cfg, group) for group in cfg.compute_groups),
+        slurm=resolve_slurm(cfg),
+        tags=MappingProxyType({**cfg.tags, names.CLUSTER_TAG: cfg.name}),
+    )

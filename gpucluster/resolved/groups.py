@@ -1,0 +1,52 @@
+"""One compute group resolved: its catalog entry, its network interfaces and its Slurm names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpucluster import names
+from gpucluster.catalog import InstanceType
+from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.efa import InterfaceSlot, efa_interface_layout
+
+# A group without EFA launches with the primary interface only.
+PRIMARY_ONLY = (InterfaceSlot(0, 0, "interface"),)
+
+
+@dataclass(frozen=True)
+class ResolvedGroup:
+    config: ComputeGroupConfig
+    instance: InstanceType
+    # Every network interface of the group's launch template (gpucluster.efa), and how many
+    # of them carry EFA (0 with efa: false).
+    interfaces: tuple[InterfaceSlot, ...]
+    efa_count: int
+    # The Slurm node name of the group's instances with {instance_id} left to fill
+    # (names.COMPUTE_NODE_NAME_FORMAT), its partition and its node feature.
+    node_name_format: str
+    partition: str
+    feature: str
+    # The SSM parameter holding the group's facts for the head node.
+    parameter: str
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def node_name(self, instance_id: str) -> str:
+        return names.compute_node_name(self.name, instance_id)
+
+
+def resolve_group(cfg: ClusterConfig, group: ComputeGroupConfig) -> ResolvedGroup:
+    instance = group.instance
+    interfaces = tuple(efa_interface_layout(instance)) if group.efa else PRIMARY_ONLY
+    return ResolvedGroup(
+        config=group,
+        instance=instance,
+        interfaces=interfaces,
+        efa_count=sum(1 for slot in interfaces if slot.interface_type != "interface"),
+        node_name_format=names.COMPUTE_NODE_NAME_FORMAT.format(group=group.name, instance_id="{instance_id}"),
+        partition=names.group_partition(group.name),
+        feature=names.group_feature(group.name),
+        parameter=names.compute_group_parameter(cfg, group.name),
+    )

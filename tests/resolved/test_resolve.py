@@ -1,0 +1,110 @@
+"""resolve(cfg): each group's catalog entry, interfaces and Slurm names, the cluster's names
+and Slurm release, made once and frozen."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpucluster.agents.cluster_names import COMPUTE_NODE_NAME
+from gpucluster.config import ClusterConfig
+from gpucluster.config.loader import load_config
+from gpucluster.resolved import ResolvedCluster, resolve
+from gpucluster.slurm_release import PINNED_SHA256, PINNED_SLURM
+from tests.conftest import EXAMPLES, REPO
+
+MIXED = REPO / "examples" / "mixed.yaml"
+INSTANCE = "i-0123456789abcdef0"
+
+
+@pytest.fixture(scope="module")
+def mixed() -> ResolvedCluster:
+    return resolve(load_config(MIXED))
+
+
+def test_groups_keep_the_config_order_with_their_catalog_entries(mixed: ResolvedCluster) -> None:
+    assert [group.name for group in mixed.groups] == ["train", "dev", "eval"]
+    assert [group.instance.name for group in mixed.groups] == ["p5.48xlarge", "g6e.48xlarge", "g6e.12xlarge"]
+    assert mixed.group("dev").config is mixed.config.compute_groups[1]
+
+
+def test_an_efa_group_gets_every_efa_interface_of_its_type(mixed: ResolvedCluster) -> None:
+    train = mixed.group("train")
+    assert train.efa_count == 32 == train.instance.max_efa_interfaces
+    assert len(train.interfaces) == 33  # the ENA primary on card 0 and one EFA per card
+    assert train.interfaces[0] == (0, 0, "interface")
+    assert train.interfaces[1] == (0, 1, "efa-only")
+    assert mixed.group("eval").efa_count == 1
+
+
+def test_a_group_without_efa_has_the_primary_interface_only() -> None:
+    text = MIXED.read_text().replace("    count: 2\n", "    count: 2\n    efa: false\n", 1)
+    assert "efa: false" in text
+    # EFA-enabled FSx would need EFA clients; mixed.yaml's FSx is not EFA.
+    cfg = ClusterConfig.model_validate(yaml.safe_load(text))
+    dev = resolve(cfg).group("dev")
+    assert dev.config.efa is False
+    assert dev.interfaces == ((0, 0, "interface"),)
+    assert dev.efa_count == 0
+
+
+def test_slurm_names_of_a_group(mixed: ResolvedCluster) -> None:
+    train = mixed.group("train")
+    assert train.node_name_format == "train-{instance_id}"
+    assert train.node_name_format.format(instance_id=INSTANCE) == train.node_name(INSTANCE)
+    assert COMPUTE_NODE_NAME.fullmatch(train.node_name(INSTANCE))
+    assert (train.partition, train.feature) == ("train", "train")
+    assert train.parameter == "/gpucluster/mixed/compute/train"
+
+
+def test_the_cluster_names(mixed: ResolvedCluster) -> None:
+    named = mixed.names
+    assert dict(named.stacks) == {
+        "network": "mixed-network",
+        "storage": "mixed-storage",
+        "cluster": "mixed-cluster",
+    }
+    assert named.controller_host == "slurmctld.mixed.gpucluster.internal"
+    assert named.bundle_parameter == "/gpucluster/mixed/bootstrap/bundle"
+    assert named.storage_parameters["munge_secret_arn"] == "/gpucluster/mixed/storage/munge_secret_arn"
+    assert named.munge_secret_name_pattern == "gpucluster/mixed/munge-key-????????????-??????"
+    assert named.role_name_prefix == "gpucluster-mixed-us-east-2-"
+    assert (named.image_dir, named.training_squashfs) == ("/fsx/containers", "")
+
+
+def test_the_slurm_release_and_its_source(mixed: ResolvedCluster) -> None:
+    slurm = mixed.slurm
+    assert slurm.version == PINNED_SLURM == mixed.config.software.slurm
+    assert slurm.source_sha256 == PINNED_SHA256
+    assert slurm.source_tarball.name == f"slurm-{PINNED_SLURM}.tar.gz"
+    assert slurm.source_object_key == hashlib.sha256(PINNED_SHA256.encode()).hexdigest() + ".gz"
+
+
+def test_tags_add_the_cluster_name_to_the_users(mixed: ResolvedCluster) -> None:
+    assert dict(mixed.tags) == {"team": "ml-infra", "gpucluster:cluster": "mixed"}
+
+
+def test_it_is_frozen(mixed: ResolvedCluster) -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        mixed.groups = ()  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        mixed.group("train").efa_count = 0  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        mixed.names.stacks["network"] = "other"  # type: ignore[index]
+    with pytest.raises(TypeError):
+        mixed.tags["team"] = "other"  # type: ignore[index]
+
+
+def test_an_unknown_group_is_named_in_the_error(mixed: ResolvedCluster) -> None:
+    with pytest.raises(KeyError, match="cluster mixed has no compute group 'gpu'"):
+        mixed.group("gpu")
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda path: path.stem)
+def test_every_example_resolves(path: Path) -> None:
+    resolved = resolve(load_config(path))
+    assert [group.config for group in resolved.groups] == resolved.config.compute_groups
