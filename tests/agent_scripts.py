@@ -10,10 +10,22 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gpucluster.rendering import render
+from gpucluster.resolved.node_layout import NODE_LAYOUT
 from tests.conftest import REPO
 
 AGENTS = REPO / "gpucluster" / "agents"
-UNITS = REPO / "templates" / "systemd"
+UNIT_TEMPLATES = REPO / "templates" / "systemd"
+
+
+def unit_names() -> list[str]:
+    """Every gpucluster systemd unit, as the head node installs it."""
+    return sorted(path.name.removesuffix(".j2") for path in UNIT_TEMPLATES.glob("gpucluster-*.j2"))
+
+
+def unit_text(name: str) -> str:
+    """A unit rendered from its template with the node's layout."""
+    return render(f"systemd/{name}.j2", node=NODE_LAYOUT)
 
 
 def run_from_bundle_copy(tmp_path: Path, script: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -37,8 +49,8 @@ def run_from_bundle_copy(tmp_path: Path, script: str, *args: str) -> subprocess.
 
 
 def systemd_unit(name: str) -> configparser.ConfigParser:
-    """A unit under templates/systemd as sections of keys."""
+    """A unit as the head node installs it, as sections of keys."""
     parser = configparser.ConfigParser(strict=False, interpolation=None)
     parser.optionxform = str  # type: ignore[assignment,method-assign]  # systemd keys are case-sensitive
-    parser.read_string((UNITS / name).read_text())
+    parser.read_string(unit_text(name))
     return parser

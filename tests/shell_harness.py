@@ -17,9 +17,10 @@ from pathlib import Path
 
 from gpucluster import names
 from gpucluster.bootstrap import lustre_client, node_logs
-from gpucluster.bootstrap.bundle import APPLIED_BUNDLE_FILE, bundle_files
+from gpucluster.bootstrap.bundle import bundle_files
 from gpucluster.bootstrap.container_runtime import enroot_downloads, pyxis_download
 from gpucluster.config import ClusterConfig
+from gpucluster.resolved.node_layout import NODE_LAYOUT
 from gpucluster.slurm.build import NodeBuild
 from gpucluster.slurm.conf import SlurmSite
 from gpucluster.slurm_release import PINNED_SLURM
@@ -194,7 +195,7 @@ class Node:
         return self.root / build.package_dir.lstrip("/") / f"slurm-{PINNED_SLURM}-{build.build_key}.tar.gz"
 
     def run(self, role: str, group: str | None = None) -> Run:
-        applied = self.root / APPLIED_BUNDLE_FILE.lstrip("/")
+        applied = self.root / NODE_LAYOUT.applied_bundle.lstrip("/")
         if role == "head" and not applied.exists():
             # What the head's user data records before the bootstrap: the bundle's S3 URL,
             # whose bucket also holds the Slurm source.

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.bootstrap.bundle import BUNDLE_INSTALL_DIR
 from gpucluster.bootstrap.render_files import render_to_dir
 from gpucluster.names import LAUNCH_LIFECYCLE_HOOK
+from gpucluster.resolved.node_layout import NODE_LAYOUT
 from gpucluster.slurm.conf import node_local_files, node_name, render_slurm_files, slurmd_conf_line
 from tests.bootstrap_runs import CHANGING_CALLS, abandoned, continued, example, slurmd_dropin, with_group
 from tests.shell_harness import INSTANCE_ID, MUNGE_SECRET, Node
@@ -107,7 +107,7 @@ def test_efa_file_system_gets_lnet_on_efa_before_the_mount(tmp_path: Path) -> No
     ]
     assert run.index("lnetctl udsp add") < run.index(f"mount {node.root}/fsx")
     unit = (node.root / "etc/systemd/system/gpucluster-lustre-efa.service").read_text()
-    assert f"ExecStart={BUNDLE_INSTALL_DIR}/bin/lustre-efa.sh --group h200" in unit
+    assert f"ExecStart={NODE_LAYOUT.bundle_dir}/bin/lustre-efa.sh --group h200" in unit
     assert "systemctl enable gpucluster-lustre-efa.service" in run.calls
 
 

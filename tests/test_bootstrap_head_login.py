@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from gpucluster import names
-from gpucluster.bootstrap.bundle import BUNDLE_INSTALL_DIR, bundle_files, head_agents
+from gpucluster.bootstrap.bundle import bundle_files, head_agents
+from gpucluster.resolved.node_layout import NODE_LAYOUT
 from gpucluster.slurm.conf import controller_hostname
 from tests.bootstrap_runs import CHANGING_CALLS, abandoned, continued, example
 from tests.shell_harness import Node
@@ -81,8 +82,8 @@ def test_head_bundle_carries_the_agents_and_their_timers() -> None:
             command = agents.installed[unit].split("ExecStart=")[1].split()
             assert command[0] in ("/usr/bin/python3", "/bin/bash")
             script = command[1]
-            assert script.startswith(f"{BUNDLE_INSTALL_DIR}/")
-            assert script.removeprefix(f"{BUNDLE_INSTALL_DIR}/") in bundle_files(cfg)
+            assert script.startswith(f"{NODE_LAYOUT.bundle_dir}/")
+            assert script.removeprefix(f"{NODE_LAYOUT.bundle_dir}/") in bundle_files(cfg)
 
 
 def test_thin_user_data_unpacks_where_boot_units_look() -> None:
@@ -91,7 +92,7 @@ def test_thin_user_data_unpacks_where_boot_units_look() -> None:
     cfg = example("default")
     ref = BundleRef(url="s3://bucket/key.tar.gz", sha256="0" * 64)
     for thin in (render_user_data(cfg, "head", None), render_user_data(cfg, "login", ref)):
-        assert f"readonly BUNDLE_DIR={BUNDLE_INSTALL_DIR}\n" in thin
+        assert f"readonly BUNDLE_DIR={NODE_LAYOUT.bundle_dir}\n" in thin
 
 
 def test_login_gets_sackd_enroot_and_pyxis(tmp_path: Path) -> None:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from gpucluster.bootstrap.bundle import APPLIED_BUNDLE_FILE, BUNDLE_INSTALL_DIR, bundle_files, head_agents
+from gpucluster.bootstrap.bundle import bundle_files, head_agents
 from gpucluster.bootstrap.userdata import bundle_archive
+from gpucluster.resolved.node_layout import NODE_LAYOUT
 from gpucluster.slurm.conf import max_node_count
 from tests.bootstrap_runs import CHANGING_CALLS, example
 from tests.shell_harness import Node
@@ -50,7 +51,7 @@ def _booted_head(tmp_path: Path) -> tuple[Node, str]:
     first = _publish(node, node.cfg, "first.tar.gz")
     run = node.run("head")
     assert run.returncode == 0, run.output
-    applied = node.root / APPLIED_BUNDLE_FILE.lstrip("/")
+    applied = node.root / NODE_LAYOUT.applied_bundle.lstrip("/")
     applied.parent.mkdir(parents=True, exist_ok=True)
     applied.write_text(first + "\n")
     return node, first
@@ -64,7 +65,7 @@ def test_the_head_installs_the_update_timer() -> None:
     agents = head_agents(example("default"))
     assert "gpucluster-head-update.timer" in agents.timers
     service = agents.installed["/etc/systemd/system/gpucluster-head-update.service"]
-    assert f"ExecStart=/bin/bash {BUNDLE_INSTALL_DIR}/bin/update-head.sh\n" in service
+    assert f"ExecStart=/bin/bash {NODE_LAYOUT.bundle_dir}/bin/update-head.sh\n" in service
     assert "bin/update-head.sh" in bundle_files(example("default"))
 
 
@@ -93,8 +94,8 @@ def test_a_resize_reaches_the_running_head_in_place(tmp_path: Path) -> None:
         "systemctl restart slurmctld"
     ]
     assert run.index("systemctl restart slurmctld") < run.index("scontrol ping")
-    assert (node.root / APPLIED_BUNDLE_FILE.lstrip("/")).read_text() == second + "\n"
-    installed = node.root / BUNDLE_INSTALL_DIR.lstrip("/")
+    assert (node.root / NODE_LAYOUT.applied_bundle.lstrip("/")).read_text() == second + "\n"
+    installed = node.root / NODE_LAYOUT.bundle_dir.lstrip("/")
     assert (installed / "files/head/etc/slurm/slurm.conf").read_text() == _slurm_conf(node)
     for step in ("read_pointer", "fetch_bundle", "verify_bundle", "swap_bundle", "apply_slurm_config"):
         assert f"step {step}" in run.output
@@ -114,7 +115,7 @@ def test_a_reconfigurable_change_reconfigures_without_a_restart(tmp_path: Path) 
     assert "SlurmctldDebug=debug" in _slurm_conf(node)
     assert len(run.called("scontrol reconfigure")) == 1
     assert [c for c in run.calls if "slurmctld" in c and c.startswith("systemctl")] == []
-    assert (node.root / APPLIED_BUNDLE_FILE.lstrip("/")).read_text() == second + "\n"
+    assert (node.root / NODE_LAYOUT.applied_bundle.lstrip("/")).read_text() == second + "\n"
 
 
 def test_a_bundle_with_the_wrong_checksum_changes_nothing(tmp_path: Path) -> None:
@@ -127,7 +128,7 @@ def test_a_bundle_with_the_wrong_checksum_changes_nothing(tmp_path: Path) -> Non
     assert run.called("scontrol reconfigure") == []
     after = {k: v for k, v in node.tree().items() if ".next" not in k}
     assert after == before
-    assert (node.root / APPLIED_BUNDLE_FILE.lstrip("/")).read_text() == first + "\n"
+    assert (node.root / NODE_LAYOUT.applied_bundle.lstrip("/")).read_text() == first + "\n"
 
 
 def test_a_failed_reconfigure_is_loud_and_retried_on_the_next_run(tmp_path: Path) -> None:
@@ -138,14 +139,14 @@ def test_a_failed_reconfigure_is_loud_and_retried_on_the_next_run(tmp_path: Path
     assert run.returncode != 0
     assert "'scontrol reconfigure' failed" in run.output
     assert len(run.called("scontrol reconfigure")) == 3
-    assert (node.root / APPLIED_BUNDLE_FILE.lstrip("/")).read_text() == first + "\n"
+    assert (node.root / NODE_LAYOUT.applied_bundle.lstrip("/")).read_text() == first + "\n"
     del node.env["SIM_RECONFIGURE_FAILS"]
     retried = node.run_script("bin/update-head.sh")
     assert retried.returncode == 0, retried.output
     # The files were installed by the failed run; the retry still applies them.
     assert "installed files it did not apply" in retried.output
     assert len(retried.called("scontrol reconfigure")) == 1
-    assert (node.root / APPLIED_BUNDLE_FILE.lstrip("/")).read_text() == second + "\n"
+    assert (node.root / NODE_LAYOUT.applied_bundle.lstrip("/")).read_text() == second + "\n"
 
 
 def test_a_malformed_pointer_is_named(tmp_path: Path) -> None:

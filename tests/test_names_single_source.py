@@ -48,9 +48,7 @@ _SQUASHFS_NAME_COPY = re.compile(
     r"""[}]\.sqsh|%s\.sqsh|["']\.sqsh["']|\[\^A-Za-z0-9\._-\](?:/\+|["'],\s*["']\+)"""
 )
 
-# systemd reads its units as they are, so they name the agents' settings file literally;
-# tests/capacity/test_units.py and tests/test_node_cleanup.py check it equals the constant.
-UNITS = {f"templates/systemd/gpucluster-{agent}.service" for agent in ("capacity-controller", "node-cleanup")}
+_NODE_ROOT_COPY = re.compile(r"/opt/gpucluster\b")
 
 # name -> (detector, where to look, files allowed to hold the one definition, copies it
 # must catch). Tests may pin SSM paths and tag keys as literal expected values (that is
@@ -125,8 +123,31 @@ FORMATS = {
     "agents' settings file": (
         _AGENT_ENV_FILE_COPY,
         PRODUCTION_DIRS,
-        {"gpucluster/agents/cluster_names.py", *UNITS},
-        ['AGENT_ENV_FILE = "/etc/gpucluster/agents.env"'],
+        {"gpucluster/agents/cluster_names.py"},
+        ['AGENT_ENV_FILE = "/etc/gpucluster/agents.env"', "EnvironmentFile=/etc/gpucluster/agents.env"],
+    ),
+    # Every path under it comes from gpucluster.resolved.node_layout.
+    "node root": (
+        _NODE_ROOT_COPY,
+        PRODUCTION_DIRS,
+        {
+            "gpucluster/node_root.py",
+            # The schema's description of `validation` (tests/golden/config-schema.json) tells
+            # users where the jobs are; it is documentation, not a path the code uses.
+            "gpucluster/config/validation.py",
+            # The agents' docstring, shipped verbatim in the bundle (agents import nothing of
+            # gpucluster above cluster_names, so they cannot name NodeLayout).
+            "gpucluster/agents/__init__.py",
+            # Plain shell shipped verbatim in the bundle: taking these from conf/cluster.sh
+            # changes the bundle's bytes, so it is a commit of its own.
+            "templates/userdata/bundle/lib/containers.sh",
+            "templates/userdata/bundle/lib/slurm_package.sh",
+        },
+        [
+            'JOBS_DIR = "/opt/gpucluster/jobs"',
+            "ExecStart=/usr/bin/python3 /opt/gpucluster/bundle/agents/node_cleanup.py",
+            'DOWNLOAD_DIR="${R}/opt/gpucluster/downloads"',
+        ],
     ),
 }
 

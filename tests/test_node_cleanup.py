@@ -14,6 +14,7 @@ from moto import mock_aws
 
 from gpucluster.agents import node_cleanup, runtime
 from gpucluster.agents.scontrol import CommandResult
+from gpucluster.resolved.node_layout import NODE_LAYOUT
 from tests.agent_scripts import run_from_bundle_copy, systemd_unit
 
 # `scontrol --future -o show nodes` on slurmctld 22.05.8: the maintenance placeholder
@@ -233,6 +234,6 @@ def test_the_cleanup_units_run_the_bundled_script_every_five_minutes():
     service = systemd_unit("gpucluster-node-cleanup.service")
     assert service["Service"]["Type"] == "oneshot"
     assert service["Service"]["EnvironmentFile"] == runtime.ENV_FILE
-    assert service["Service"]["ExecStart"] == "/usr/bin/python3 /opt/gpucluster/bundle/agents/node_cleanup.py"
+    assert service["Service"]["ExecStart"] == f"/usr/bin/python3 {NODE_LAYOUT.agents_dir}/node_cleanup.py"
     assert "slurmctld.service" in service["Unit"]["After"].split()
     assert systemd_unit("gpucluster-node-cleanup.timer")["Timer"]["OnCalendar"] == "*-*-* *:0/5:30"

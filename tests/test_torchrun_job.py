@@ -18,9 +18,10 @@ from gpucluster.bootstrap.bundle import bundle_files
 from gpucluster.bootstrap.render_files import render_to_dir
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
-from gpucluster.jobs.validation import JOBS_DIR, job_path
+from gpucluster.jobs.validation import job_path
 from gpucluster.launch.node_lib import node_lib_files
 from gpucluster.launch.torchrun import JOB, RENDEZVOUS_PORT, SIGNAL_SECONDS, render_torchrun, torchrun_files
+from gpucluster.resolved.node_layout import NODE_LAYOUT
 from tests.shellcheck import assert_shellcheck_clean
 
 REPO = Path(__file__).resolve().parent.parent
@@ -43,7 +44,7 @@ def test_every_group_gets_the_job_on_login_nodes(cfg: ClusterConfig, tmp_path: P
     assert len(files) == len(cfg.compute_groups)
     for group in cfg.compute_groups:
         path = job_path(group.name, JOB)
-        assert path == f"{JOBS_DIR}/{group.name}/torchrun.sbatch"
+        assert path == f"{NODE_LAYOUT.jobs_dir}/{group.name}/torchrun.sbatch"
         assert bundle[f"files/login{path}"] == files[path] == render_torchrun(cfg, group)
         assert f'"{path}"' in bundle["conf/cluster.sh"]
 

@@ -21,7 +21,6 @@ from gpucluster.job_output import parse_efa_check_line, parse_pair_line
 from gpucluster.jobs import validation as jobs
 from gpucluster.jobs.validation import (
     JOB_NAMES,
-    JOBS_DIR,
     NCCL_COLLECTIVES,
     TIME_LIMITS,
     WAITS,
@@ -30,6 +29,7 @@ from gpucluster.jobs.validation import (
     job_path,
     render_job,
 )
+from gpucluster.resolved.node_layout import NODE_LAYOUT
 from tests.shellcheck import assert_shellcheck_clean
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,7 +55,7 @@ def test_every_group_gets_every_job_on_login_nodes(cfg: ClusterConfig) -> None:
     for group in cfg.compute_groups:
         for job in JOB_NAMES:
             path = job_path(group.name, job)
-            assert path.startswith(f"{JOBS_DIR}/{group.name}/")
+            assert path.startswith(f"{NODE_LAYOUT.jobs_dir}/{group.name}/")
             assert bundle[f"files/login{path}"] == jobs[path]
             assert f'"{path}"' in bundle["conf/cluster.sh"]
     assert "step install_validation_jobs" in bundle["lib/roles.sh"]

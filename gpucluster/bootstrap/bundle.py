@@ -41,26 +41,21 @@ from gpucluster.jobs import validation as validation_jobs
 from gpucluster.launch.node_lib import node_lib_files
 from gpucluster.launch.torchrun import torchrun_files
 from gpucluster.rendering import TEMPLATE_ROOT, render
+from gpucluster.resolved.node_layout import NODE_LAYOUT, NodeLayout
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm import health_probes
 from gpucluster.slurm.build import NodeBuild
 from gpucluster.slurm.conf import SlurmSite
 
 BUNDLE_SOURCES = TEMPLATE_ROOT / "userdata" / "bundle"
-# The head node's agents run from the unpacked bundle (/opt/gpucluster/bundle/agents/),
-# started by the systemd timers rendered from templates/systemd.
+# The head node's agents run from the unpacked bundle (NodeLayout.agents_dir), started by
+# the systemd timers rendered from templates/systemd.
 AGENT_SOURCES = Path(__file__).resolve().parents[1] / "agents"
 SYSTEMD_TEMPLATES = TEMPLATE_ROOT / "systemd"
-AGENT_ENV_FILE = names.AGENT_ENV_FILE
 
 # Kept importable from here, where the bootstrap's tests name it.
 FAILURE_TAG = names.BOOTSTRAP_FAILURE_TAG
 
-# templates/userdata/thin.sh.j2 unpacks the bundle here; the agents' units point into it.
-BUNDLE_INSTALL_DIR = "/opt/gpucluster/bundle"
-# "<sha256> <url>" of the bundle the head node runs: written by its user data at boot and by
-# its update timer after each bundle it applied.
-APPLIED_BUNDLE_FILE = "/var/lib/gpucluster/applied-bundle"
 # The bootstrap's waits come from gpucluster.bootstrap.boot_budget; these names are kept for callers.
 _WAITS = boot_budget.shell_values()
 APT_LOCK_TIMEOUT_SECONDS = _WAITS["APT_LOCK_TIMEOUT"]
@@ -122,13 +117,17 @@ class Agents:
     timers: list[str]
 
 
-def head_agents(cfg: ClusterConfig) -> Agents:
+def head_agents(cfg: ClusterConfig, node: NodeLayout = NODE_LAYOUT) -> Agents:
     """The agents' code (bundle paths), what the head installs (absolute paths), the timers it enables."""
     code = {f"agents/{path.name}": path.read_text() for path in sorted(AGENT_SOURCES.glob("*.py"))}
-    units = sorted([*SYSTEMD_TEMPLATES.glob("*.service"), *SYSTEMD_TEMPLATES.glob("*.timer")])
-    installed = {f"/etc/systemd/system/{unit.name}": unit.read_text() for unit in units}
-    installed[AGENT_ENV_FILE] = render("systemd/agents.env.j2", cfg=cfg)
-    return Agents(code=code, installed=installed, timers=[u.name for u in units if u.suffix == ".timer"])
+    units = sorted(
+        path.name.removesuffix(".j2")
+        for pattern in ("*.service.j2", "*.timer.j2")
+        for path in SYSTEMD_TEMPLATES.glob(pattern)
+    )
+    installed = {f"/etc/systemd/system/{unit}": render(f"systemd/{unit}.j2", node=node) for unit in units}
+    installed[node.agent_env_file] = render("systemd/agents.env.j2", cfg=cfg)
+    return Agents(code=code, installed=installed, timers=[unit for unit in units if unit.endswith(".timer")])
 
 
 def lustre_efa_interfaces(cfg: ClusterConfig, group: ComputeGroupConfig) -> int:
@@ -205,9 +204,8 @@ def _cluster_conf(
         bootstrap_log=node_logs.BOOTSTRAP_LOG,
         failure_tag=FAILURE_TAG,
         waits=_WAITS,
-        bundle_install_dir=BUNDLE_INSTALL_DIR,
+        node=NODE_LAYOUT,
         bundle_parameter=names.bundle_parameter(cfg),
-        applied_bundle=APPLIED_BUNDLE_FILE,
         nvme_mount=NVME_MOUNT,
         fabric_manager_unit=health_probes.FABRIC_MANAGER_UNIT,
         slurmctld_restart_keys=SLURMCTLD_RESTART_KEYS,

@@ -19,6 +19,7 @@ from gpucluster import names
 from gpucluster.bootstrap import boot_budget, node_logs
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.rendering import render
+from gpucluster.resolved.node_layout import NODE_LAYOUT
 
 Role = Literal["head", "login", "compute"]
 USER_DATA_LIMIT = 8 * 1024
@@ -79,8 +80,6 @@ def render_user_data(
     """The thin script of one role. The head's takes no bundle: it reads the bundle's
     location from SSM (names.bundle_parameter), so a change of any cluster setting leaves
     the head's launch template, and with it the instance, as it is."""
-    from gpucluster.bootstrap.bundle import APPLIED_BUNDLE_FILE, BUNDLE_INSTALL_DIR
-
     if (role == "compute") != (group is not None):
         raise ValueError("a compute group is required for, and only for, the compute role")
     if (role == "head") != (bundle is None):
@@ -91,10 +90,9 @@ def render_user_data(
         role=role,
         group=group,
         bundle=bundle,
-        bundle_dir=BUNDLE_INSTALL_DIR,
+        node=NODE_LAYOUT,
         bootstrap_log=node_logs.BOOTSTRAP_LOG,
         bundle_parameter=names.bundle_parameter(cfg),
-        applied_bundle=APPLIED_BUNDLE_FILE,
         # Its retries are part of the boot budget; rendered, since it sources no config.
         attempts=" ".join(str(n) for n in range(1, boot_budget.USER_DATA_RETRIES + 1)),
         retry_backoff=boot_budget.RETRY_BACKOFF,

@@ -11,17 +11,19 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from gpucluster.node_root import NODE_ROOT
+
 MOUNT_POINT = re.compile(r"^/[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")
 
 # The Linux filesystem hierarchy the OS owns (FHS 3.0) plus what this project and the
-# AMI put on every node: /home is EFS (users' homes and the Slurm state), /opt/gpucluster
-# the bootstrap bundle, /opt/dlami/nvme the local NVMe, /opt/amazon EFA's libfabric.
+# AMI put on every node: /home is EFS (users' homes and the Slurm state), NODE_ROOT the
+# bootstrap bundle, /opt/dlami/nvme the local NVMe, /opt/amazon EFA's libfabric.
 RESERVED = tuple(
     PurePosixPath(p)
     for p in (
         "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32",
         "/lost+found", "/proc", "/root", "/run", "/sbin", "/snap", "/sys", "/tmp", "/usr", "/var",
-        "/opt/amazon", "/opt/aws", "/opt/dlami", "/opt/gpucluster",
+        "/opt/amazon", "/opt/aws", "/opt/dlami", NODE_ROOT,
     )
 )  # fmt: skip
 

@@ -1,7 +1,7 @@
 """The go/no-go validation jobs, rendered per compute group from the config and the catalog,
 and the cluster's import-image job (the training image, once, into a squashfs on shared storage).
 
-Login nodes install them under JOBS_DIR/<group>/ (bundle tree files/login/...); `gpucluster
+Login nodes install them under NodeLayout.jobs_dir/<group>/ (bundle tree files/login/...); `gpucluster
 render` writes them with the rest of the bundle. Each job is a self-contained sbatch script:
 sbatch copies only the script to the first compute node, so nothing is sourced from the login
 node. The lines the gate reads back (pair header, efa-check) come from
@@ -17,11 +17,11 @@ from gpucluster.config.ecr import ECR_HOST
 from gpucluster.container.dockerfile import NCCL_TESTS_BUILD_DIR
 from gpucluster.efa import efa_count
 from gpucluster.job_output import EFA_CHECK_PRINTF, EFA_FAIL, EFA_OK, NO_PARTNERS, PAIR_PRINTF
-from gpucluster.launch.gpu_env import NODE_LIB_DIR, gpu_env_path
+from gpucluster.launch.gpu_env import gpu_env_path
 from gpucluster.names import SQUASHFS_SUFFIX, image_dir, squashfs_name, training_squashfs
 from gpucluster.rendering import render
+from gpucluster.resolved.node_layout import NODE_LAYOUT
 
-JOBS_DIR = "/opt/gpucluster/jobs"
 TEMPLATE_DIR = "jobs"
 JOB_NAMES = ("efa-check", "nccl-tests", "nccl-pairwise", "dcgm-diag")
 IMPORT_JOB = "import-image"
@@ -99,7 +99,9 @@ def _printf_format(name: str, value: str) -> str:
     return value
 
 
-def render_job(cfg: ClusterConfig, group: ComputeGroupConfig, job: str, lib_dir: str = NODE_LIB_DIR) -> str:
+def render_job(
+    cfg: ClusterConfig, group: ComputeGroupConfig, job: str, lib_dir: str = NODE_LAYOUT.lib_dir
+) -> str:
     """`lib_dir`: where the nodes keep gpucluster.launch.node_lib's files (the suite's own)."""
     if job not in JOB_NAMES:
         raise ValueError(f"unknown validation job {job!r}; jobs are {', '.join(JOB_NAMES)}")
@@ -123,6 +125,7 @@ def render_job(cfg: ClusterConfig, group: ComputeGroupConfig, job: str, lib_dir:
         # An explicit image wins; else the training image's squashfs; else the host's binaries.
         container_image=settings.container_image or training_squashfs(cfg),
         import_job=import_job_path(),
+        jobs_dir=NODE_LAYOUT.jobs_dir,
         mpi_home=settings.mpi_home,
         dlami_cuda_link=DLAMI_CUDA_LINK,
         container_nccl_tests_dir=CONTAINER_NCCL_TESTS_DIR,
@@ -133,11 +136,11 @@ def render_job(cfg: ClusterConfig, group: ComputeGroupConfig, job: str, lib_dir:
 
 
 def job_path(group: str, job: str) -> str:
-    return f"{JOBS_DIR}/{group}/{job}.sbatch"
+    return f"{NODE_LAYOUT.jobs_dir}/{group}/{job}.sbatch"
 
 
 def import_job_path() -> str:
-    return f"{JOBS_DIR}/{IMPORT_JOB}.sbatch"
+    return f"{NODE_LAYOUT.jobs_dir}/{IMPORT_JOB}.sbatch"
 
 
 def render_import_image(cfg: ClusterConfig) -> str:
@@ -159,7 +162,7 @@ def render_import_image(cfg: ClusterConfig) -> str:
     )
 
 
-def job_files(cfg: ClusterConfig, lib_dir: str = NODE_LIB_DIR) -> dict[str, str]:
+def job_files(cfg: ClusterConfig, lib_dir: str = NODE_LAYOUT.lib_dir) -> dict[str, str]:
     """Every validation job of every compute group and the cluster's import-image job, keyed
     by where a login node installs them."""
     files = {

@@ -1,6 +1,6 @@
 """The one environment every GPU job runs in: NCCL's network plugin and libfabric.
 
-A compute node holds one rendered file, NODE_LIB_DIR/gpu-env.sh, for its group. The nccl
+A compute node holds one rendered file, NodeLayout.lib_dir/gpu-env.sh, for its group. The nccl
 validation jobs and the torchrun job source it in every process that runs NCCL, on the host
 and inside a container (the directory is mounted read-only), so the gate judges the network
 set-up that training then uses. No job sets these variables itself (tests/test_gpu_env.py).
@@ -16,10 +16,8 @@ from dataclasses import dataclass
 
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.rendering import render
+from gpucluster.resolved.node_layout import NODE_LAYOUT
 
-# Where compute nodes keep what jobs use besides their own script (sbatch ships only the
-# script): this environment file and the reference trainer's source (gpucluster.launch.trainer).
-NODE_LIB_DIR = "/opt/gpucluster/lib"
 GPU_ENV_FILE = "gpu-env.sh"
 TEMPLATE = "jobs/gpu-env.sh.j2"
 
@@ -72,5 +70,5 @@ def render_gpu_env(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
     return render(TEMPLATE, env=gpu_env(group), cluster=cfg.name)
 
 
-def gpu_env_path(lib_dir: str = NODE_LIB_DIR) -> str:
+def gpu_env_path(lib_dir: str = NODE_LAYOUT.lib_dir) -> str:
     return f"{lib_dir}/{GPU_ENV_FILE}"

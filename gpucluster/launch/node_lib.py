@@ -1,9 +1,9 @@
-"""What compute nodes keep under NODE_LIB_DIR for the jobs: the GPU environment file and the
+"""What compute nodes keep under NodeLayout.lib_dir for the jobs: the GPU environment file and the
 reference trainer's source.
 
 sbatch ships only the job script to the first node, so anything else a job's ranks run must be
 on every compute node already. The trainer (`python -m gpucluster.train`) is pure Python on
-top of torch and pydantic: its package tree goes to NODE_LIB_DIR/python, which the torchrun job
+top of torch and pydantic: its package tree goes to NodeLayout.lib_dir/python, which the torchrun job
 puts first on PYTHONPATH on the host and mounts read-only into a container. Its packages come
 from the job's Python environment (TRAIN_REQUIREMENTS, on the host) or the training image
 (whose recipe installs the same pins).
@@ -18,7 +18,8 @@ from pathlib import Path
 from types import MappingProxyType
 
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
-from gpucluster.launch.gpu_env import NODE_LIB_DIR, gpu_env_path, render_gpu_env
+from gpucluster.launch.gpu_env import gpu_env_path, render_gpu_env
+from gpucluster.resolved.node_layout import NODE_LAYOUT
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 # The trainer's package; what it imports from the rest of gpucluster is followed from here
@@ -33,7 +34,7 @@ TRAINER_REQUIREMENTS = ("pydantic==2.14.4",)
 HOST_COMPANIONS = ("numpy==2.4.6",)
 
 
-def trainer_dir(lib_dir: str = NODE_LIB_DIR) -> str:
+def trainer_dir(lib_dir: str = NODE_LAYOUT.lib_dir) -> str:
     return f"{lib_dir}/python"
 
 
@@ -83,7 +84,7 @@ def python_requirements(cfg: ClusterConfig) -> tuple[str, ...]:
 
 
 def node_lib_files(
-    cfg: ClusterConfig, group: ComputeGroupConfig, lib_dir: str = NODE_LIB_DIR
+    cfg: ClusterConfig, group: ComputeGroupConfig, lib_dir: str = NODE_LAYOUT.lib_dir
 ) -> dict[str, str]:
     """Every file a node of `group` keeps under lib_dir, keyed by its absolute path."""
     files = {gpu_env_path(lib_dir): render_gpu_env(cfg, group)}

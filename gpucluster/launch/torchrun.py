@@ -1,7 +1,7 @@
 """The torchrun training job, rendered per compute group beside the validation jobs.
 
 It reuses their machinery (gpucluster.jobs.validation: the group's facts, the sbatch head,
-the shell helpers, JOBS_DIR): login nodes install it as JOBS_DIR/<group>/torchrun.sbatch and
+the shell helpers): login nodes install it as NodeLayout.jobs_dir/<group>/torchrun.sbatch and
 `gpucluster render` writes it with the rest of the bundle. One torchrun launcher per node
 starts one process per GPU (FACTS.md, torchrun under Slurm); the default command is the
 reference trainer, `python -m gpucluster.train`.
@@ -12,10 +12,11 @@ from __future__ import annotations
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.container.dockerfile import CODE_DIR
 from gpucluster.jobs.validation import TEMPLATE_DIR, WAITS, group_jobs, import_job_path, job_path
-from gpucluster.launch.gpu_env import NODE_LIB_DIR, PLUGIN_FILE, gpu_env_path
+from gpucluster.launch.gpu_env import PLUGIN_FILE, gpu_env_path
 from gpucluster.launch.node_lib import python_requirements, trainer_dir
 from gpucluster.names import training_squashfs
 from gpucluster.rendering import render
+from gpucluster.resolved.node_layout import NODE_LAYOUT
 
 JOB = "torchrun"
 # torchrun's own default rendezvous port.
@@ -31,7 +32,7 @@ DEFAULT_STEPS = 1000
 DEFAULT_PYTHON = "/usr/bin/python3"
 
 
-def render_torchrun(cfg: ClusterConfig, group: ComputeGroupConfig, lib_dir: str = NODE_LIB_DIR) -> str:
+def render_torchrun(cfg: ClusterConfig, group: ComputeGroupConfig, lib_dir: str = NODE_LAYOUT.lib_dir) -> str:
     """`lib_dir`: where the nodes keep gpucluster.launch.node_lib's files (the suite's own)."""
     fsx = cfg.storage.fsx_lustre
     instance = group.instance
@@ -51,6 +52,7 @@ def render_torchrun(cfg: ClusterConfig, group: ComputeGroupConfig, lib_dir: str 
         # The squashfs the import job writes for software.training_image (empty: on the host).
         container_image=training_squashfs(cfg),
         import_job=import_job_path(),
+        jobs_dir=NODE_LAYOUT.jobs_dir,
         lib_dir=lib_dir,
         gpu_env=gpu_env_path(lib_dir),
         trainer_dir=trainer_dir(lib_dir),
@@ -62,6 +64,6 @@ def render_torchrun(cfg: ClusterConfig, group: ComputeGroupConfig, lib_dir: str 
     )
 
 
-def torchrun_files(cfg: ClusterConfig, lib_dir: str = NODE_LIB_DIR) -> dict[str, str]:
+def torchrun_files(cfg: ClusterConfig, lib_dir: str = NODE_LAYOUT.lib_dir) -> dict[str, str]:
     """The torchrun job of every compute group, keyed by where a login node installs it."""
     return {job_path(group.name, JOB): render_torchrun(cfg, group, lib_dir) for group in cfg.compute_groups}

@@ -9,7 +9,8 @@ import subprocess
 import pytest
 
 from gpucluster.agents import runtime
-from tests.agent_scripts import UNITS, systemd_unit
+from gpucluster.resolved.node_layout import NODE_LAYOUT
+from tests.agent_scripts import systemd_unit, unit_names, unit_text
 
 
 def test_the_controller_units_run_the_bundled_script_every_minute():
@@ -17,8 +18,7 @@ def test_the_controller_units_run_the_bundled_script_every_minute():
     assert service["Service"]["Type"] == "oneshot"
     assert service["Service"]["EnvironmentFile"] == runtime.ENV_FILE
     assert (
-        service["Service"]["ExecStart"]
-        == "/usr/bin/python3 /opt/gpucluster/bundle/agents/capacity_controller.py"
+        service["Service"]["ExecStart"] == f"/usr/bin/python3 {NODE_LAYOUT.agents_dir}/capacity_controller.py"
     )
     assert "slurmctld.service" in service["Unit"]["After"].split()
     # Ordered after slurmctld but not bound to it: scale-in must happen without Slurm.
@@ -31,8 +31,8 @@ def test_the_controller_units_run_the_bundled_script_every_minute():
 def test_the_units_pass_systemd_analyze_verify(tmp_path):
     if shutil.which("systemd-analyze") is None:
         pytest.skip("systemd-analyze is not installed")
-    for unit in UNITS.glob("gpucluster-*"):
-        shutil.copy(unit, tmp_path / unit.name)
+    for name in unit_names():
+        (tmp_path / name).write_text(unit_text(name))
     result = subprocess.run(
         ["systemd-analyze", "verify", *sorted(str(p) for p in tmp_path.iterdir())],
         capture_output=True,

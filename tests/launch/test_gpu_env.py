@@ -18,11 +18,11 @@ from gpucluster.launch.gpu_env import (
     LIBRARY_DIRS,
     NCCL_NET_NAME,
     NCCL_NET_PLUGIN,
-    NODE_LIB_DIR,
     gpu_env_path,
     render_gpu_env,
 )
 from gpucluster.launch.torchrun import render_torchrun
+from gpucluster.resolved.node_layout import NODE_LAYOUT
 from tests.shellcheck import assert_shellcheck_clean
 
 REPO = Path(__file__).resolve().parents[2]
@@ -83,7 +83,7 @@ def test_a_group_without_efa_lets_nccl_choose_its_network(tmp_path: Path) -> Non
 def test_every_group_keeps_its_own_file_where_every_gpu_job_sources_it(cfg: ClusterConfig) -> None:
     bundle = bundle_files(cfg)
     path = gpu_env_path()
-    assert path == f"{NODE_LIB_DIR}/gpu-env.sh"
+    assert path == f"{NODE_LAYOUT.lib_dir}/gpu-env.sh"
     assert f'"{path}"' in bundle["conf/cluster.sh"]
     for group in cfg.compute_groups:
         assert bundle[f"files/compute-{group.name}{path}"] == render_gpu_env(cfg, group)
