@@ -10,6 +10,7 @@ from gpucluster import names
 from gpucluster.config import ClusterConfig
 from gpucluster.resolved.groups import ResolvedGroup, resolve_group
 from gpucluster.resolved.names import ClusterNames, cluster_names
+from gpucluster.resolved.node_layout import NODE_LAYOUT, NodeLayout
 from gpucluster.resolved.slurm import SlurmRelease, resolve_slurm
 
 
@@ -22,6 +23,8 @@ class ResolvedCluster:
     slurm: SlurmRelease
     # What every resource is tagged with: the user's tags and the cluster's name.
     tags: Mapping[str, str]
+    # Every path gpucluster owns on a node.
+    node: NodeLayout = NODE_LAYOUT
 
     @property
     def name(self) -> str:
