@@ -19,6 +19,7 @@ from constructs import Construct
 from gpucluster import names
 from gpucluster.bootstrap.userdata import BundleRef, archive_sha256, bundle_archive, render_bundle
 from gpucluster.config import ClusterConfig
+from gpucluster.resolved import resolve
 from gpucluster.slurm_release import PINNED_SHA256, SOURCE_TARBALL
 
 
@@ -42,7 +43,7 @@ class BootstrapBundle(Construct):
 
     def __init__(self, scope: Construct, id: str, props: BootstrapBundleProps) -> None:
         super().__init__(scope, id)
-        archive = bundle_archive(render_bundle(props.cfg))
+        archive = bundle_archive(render_bundle(resolve(props.cfg)))
         digest = archive_sha256(archive)
         holder = Construct(self, "Asset")
         stack = cdk.Stack.of(self)

@@ -24,6 +24,7 @@ from constructs_lib.node_roles import NodeRoles, NodeRolesProps
 from gpucluster import names
 from gpucluster.bootstrap.userdata import BundleRef, render_user_data
 from gpucluster.config import ClusterConfig
+from gpucluster.resolved import resolve
 
 
 class ClusterStack(cdk.Stack):
@@ -65,6 +66,8 @@ class ClusterStack(cdk.Stack):
             description="sha256 and S3 URL of the current bootstrap bundle; the head node polls it",
         )
 
+        resolved = resolve(cfg)
+
         def service_node(role: Literal["head", "login"], bundle_ref: BundleRef | None) -> ServiceNodeProps:
             return ServiceNodeProps(
                 cfg=cfg,
@@ -72,7 +75,7 @@ class ClusterStack(cdk.Stack):
                 subnet_id=subnet_id,
                 instance_profile_arn=roles.instance_profiles[role].att("Arn"),
                 security_group_ids=[nodes_security_group_id],
-                user_data=render_user_data(cfg, role, bundle_ref),
+                user_data=render_user_data(resolved, role, bundle_ref),
             )
 
         # Where the head records the AMI id and kernel it booted (record_head_image). The stack
@@ -109,7 +112,7 @@ class ClusterStack(cdk.Stack):
                     subnet_id=subnet_id,
                     instance_profile_arn=roles.instance_profiles["compute"].att("Arn"),
                     security_group_ids=[nodes_security_group_id, efa_security_group_id],
-                    user_data=render_user_data(cfg, "compute", bundle.ref, group),
+                    user_data=render_user_data(resolved, "compute", bundle.ref, resolved.group(group.name)),
                     creates_placement_group=group.creates_placement_group,
                     existing_placement_group=group.existing_placement_group,
                 ),

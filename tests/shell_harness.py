@@ -20,6 +20,7 @@ from gpucluster.bootstrap import lustre_client, node_logs
 from gpucluster.bootstrap.bundle import bundle_files
 from gpucluster.bootstrap.container_runtime import enroot_downloads, pyxis_download
 from gpucluster.config import ClusterConfig
+from gpucluster.resolved import resolve
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 from gpucluster.slurm.build import NodeBuild
 from gpucluster.slurm.conf import SlurmSite
@@ -136,7 +137,7 @@ class Node:
             self.slurm_source += b"tampered"
         self.slurm = NodeBuild(sha256=hashlib.sha256(slurm_source_fixture(NodeBuild())).hexdigest())
         (self.fixtures / names.slurm_source_object_key(self.slurm.sha256)).write_bytes(self.slurm_source)
-        self.files = bundle_files(self.cfg, self.site, self.slurm)
+        self.files = bundle_files(resolve(self.cfg), self.site, self.slurm)
         for name, text in self.files.items():
             path = self.bundle / name
             path.parent.mkdir(parents=True, exist_ok=True)

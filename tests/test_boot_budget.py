@@ -13,6 +13,7 @@ import pytest
 from gpucluster.bootstrap import boot_budget
 from gpucluster.bootstrap.bundle import bundle_files
 from gpucluster.config.loader import load_config
+from gpucluster.resolved import resolve
 from tests.conftest import resources_of
 from tests.shell_downloads import with_fixture_checksums
 from tests.shell_harness import ASG_NAME, INSTANCE_ID, Node
@@ -56,7 +57,7 @@ def bundle_scripts() -> dict[str, str]:
     cfg = load_config(REPO / "examples" / "default.yaml")
     return {
         path: text
-        for path, text in bundle_files(cfg).items()
+        for path, text in bundle_files(resolve(cfg)).items()
         if path.endswith(".sh") and not path.startswith("files/")
     }
 

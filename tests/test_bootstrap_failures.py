@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gpucluster.bootstrap.bundle import FAILURE_TAG
+from gpucluster.names import BOOTSTRAP_FAILURE_TAG as FAILURE_TAG
 from tests.bootstrap_runs import abandoned, continued, example, slurmd_started
 from tests.shell_harness import Node
 

@@ -12,6 +12,7 @@ import pytest
 
 from gpucluster import names
 from gpucluster.bootstrap.bundle import bundle_files, head_agents
+from gpucluster.resolved import resolve
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 from gpucluster.slurm.conf import controller_hostname
 from tests.bootstrap_runs import CHANGING_CALLS, abandoned, continued, example
@@ -83,7 +84,7 @@ def test_head_bundle_carries_the_agents_and_their_timers() -> None:
             assert command[0] in ("/usr/bin/python3", "/bin/bash")
             script = command[1]
             assert script.startswith(f"{NODE_LAYOUT.bundle_dir}/")
-            assert script.removeprefix(f"{NODE_LAYOUT.bundle_dir}/") in bundle_files(cfg)
+            assert script.removeprefix(f"{NODE_LAYOUT.bundle_dir}/") in bundle_files(resolve(cfg))
 
 
 def test_thin_user_data_unpacks_where_boot_units_look() -> None:
@@ -91,7 +92,7 @@ def test_thin_user_data_unpacks_where_boot_units_look() -> None:
 
     cfg = example("default")
     ref = BundleRef(url="s3://bucket/key.tar.gz", sha256="0" * 64)
-    for thin in (render_user_data(cfg, "head", None), render_user_data(cfg, "login", ref)):
+    for thin in (render_user_data(resolve(cfg), "head", None), render_user_data(resolve(cfg), "login", ref)):
         assert f"readonly BUNDLE_DIR={NODE_LAYOUT.bundle_dir}\n" in thin
 
 

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.bootstrap.bundle import bundle_files, lustre_efa_interfaces
+from gpucluster.bootstrap.bundle import bundle_files
+from gpucluster.bootstrap.cluster_conf import lustre_efa_interfaces
 from gpucluster.bootstrap.render_files import render_to_dir
 from gpucluster.bootstrap.userdata import USER_DATA_LIMIT
 from gpucluster.config.loader import load_config
 from gpucluster.names import LAUNCH_LIFECYCLE_HOOK
+from gpucluster.resolved import resolve
 from gpucluster.slurm.conf import node_local_files, slurmd_conf_line
 from gpucluster.synth.summary import user_data_sizes
 from tests.shellcheck import SHELLCHECK
@@ -27,7 +29,7 @@ def cfg(request):
 
 
 def test_bundle_has_every_role_and_group(cfg) -> None:
-    files = bundle_files(cfg)
+    files = bundle_files(resolve(cfg))
     assert "bin/bootstrap.sh" in files and "conf/cluster.sh" in files
     assert "files/head/etc/slurm/slurm.conf" in files
     assert "files/login/etc/enroot/enroot.conf" in files
@@ -39,11 +41,12 @@ def test_bundle_has_every_role_and_group(cfg) -> None:
         assert f"{tree}/usr/local/sbin/gpucluster-healthcheck" in files
         assert f"{tree}/etc/enroot/enroot.conf" in files
         assert f'SLURMD_CONF="{slurmd_conf_line(cfg, group)}"' in files["conf/cluster.sh"]
-        assert f"LUSTRE_EFA_INTERFACES={lustre_efa_interfaces(cfg, group)}" in files["conf/cluster.sh"]
+        lustre_efa = lustre_efa_interfaces(cfg, resolve(cfg).group(group.name))
+        assert f"LUSTRE_EFA_INTERFACES={lustre_efa}" in files["conf/cluster.sh"]
 
 
 def test_versions_and_checksums_come_from_the_config(cfg) -> None:
-    conf = bundle_files(cfg)["conf/cluster.sh"]
+    conf = bundle_files(resolve(cfg))["conf/cluster.sh"]
     software = cfg.software
     for value in (
         software.slurm,
@@ -55,7 +58,7 @@ def test_versions_and_checksums_come_from_the_config(cfg) -> None:
         LAUNCH_LIFECYCLE_HOOK,
     ):
         assert value in conf
-    static = "".join(text for name, text in bundle_files(cfg).items() if name.startswith("lib/"))
+    static = "".join(text for name, text in bundle_files(resolve(cfg)).items() if name.startswith("lib/"))
     for value in (software.enroot_version, software.pyxis_version, software.enroot_sha256):
         assert value not in static
 
@@ -84,7 +87,7 @@ def test_rendered_scripts_pass_shellcheck(cfg, tmp_path: Path) -> None:
 def test_render_writes_bundle_and_user_data(cfg, tmp_path: Path) -> None:
     written = render_to_dir(cfg, tmp_path)
     names = {str(path.relative_to(tmp_path)) for path in written}
-    assert names >= {f"bundle/{name}" for name in bundle_files(cfg)}
+    assert names >= {f"bundle/{name}" for name in bundle_files(resolve(cfg))}
     targets = {"head", "login", *(f"compute-{group.name}" for group in cfg.compute_groups)}
     assert {f"user-data/{target}.sh" for target in targets} <= names
     compute = (tmp_path / "user-data" / f"compute-{cfg.compute_groups[0].name}.sh").read_text()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.bootstrap.bundle import (
+from gpucluster.bootstrap.cluster_conf import (
     SLURMCTLD_LOCK_BUSY_EXIT,
     SLURMCTLD_LOCK_WAIT_SECONDS,
     SLURMCTLD_START_TIMEOUT_SECONDS,

@@ -15,6 +15,7 @@ from gpucluster.bootstrap.userdata import BundleRef, render_user_data
 from gpucluster.cli import app
 from gpucluster.config import ClusterConfig
 from gpucluster.diff import ChangeKind, diff_templates
+from gpucluster.resolved import resolve
 from gpucluster.synth.app import synthesize
 from tests.diff_stacks import write_cdk_out
 
@@ -83,13 +84,13 @@ def test_count_change_leaves_the_head_instance_and_launch_template_unchanged(var
 
 def test_head_user_data_names_no_bundle():
     cfg = ClusterConfig.model_validate(_edited(lambda d: None))
-    script = render_user_data(cfg, "head", None)
+    script = render_user_data(resolve(cfg), "head", None)
     assert names.bundle_parameter(cfg) in script
     assert 'BUNDLE_URL="' not in script and 'BUNDLE_SHA256="' not in script
     resized = ClusterConfig.model_validate(_edited(_count(1)))
-    assert render_user_data(resized, "head", None) == script
+    assert render_user_data(resolve(resized), "head", None) == script
     with pytest.raises(ValueError, match="reads its bundle from SSM"):
-        render_user_data(cfg, "head", BundleRef(url="s3://b/k", sha256="0" * 64))
+        render_user_data(resolve(cfg), "head", BundleRef(url="s3://b/k", sha256="0" * 64))
 
 
 def test_diff_of_a_count_change_reports_no_head_replacement(variants):
@@ -147,6 +148,8 @@ def test_head_user_data_passes_shellcheck(tmp_path):
     if not Path(shellcheck).exists():
         pytest.skip("shellcheck is not installed")
     script = tmp_path / "head.sh"
-    script.write_text(render_user_data(ClusterConfig.model_validate(_edited(lambda d: None)), "head", None))
+    script.write_text(
+        render_user_data(resolve(ClusterConfig.model_validate(_edited(lambda d: None))), "head", None)
+    )
     result = subprocess.run([shellcheck, "--severity=style", str(script)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from gpucluster.bootstrap.bundle import bundle_files, head_agents
 from gpucluster.bootstrap.userdata import bundle_archive
+from gpucluster.resolved import resolve
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 from gpucluster.slurm.conf import max_node_count
 from tests.bootstrap_runs import CHANGING_CALLS, example
@@ -33,7 +34,7 @@ HEAD_SLURM_CONF = "files/head/etc/slurm/slurm.conf"
 def _publish(node: Node, cfg, name: str, *, tamper: bool = False, debug: bool = False) -> str:
     """Puts cfg's bundle where the s3 stub serves it and points the SSM stub at it;
     `debug` raises SlurmctldDebug, a setting `scontrol reconfigure` applies."""
-    files = bundle_files(cfg, node.site)
+    files = bundle_files(resolve(cfg), node.site)
     if debug:
         files[HEAD_SLURM_CONF] = files[HEAD_SLURM_CONF].replace("SlurmctldDebug=info", "SlurmctldDebug=debug")
         assert "SlurmctldDebug=debug" in files[HEAD_SLURM_CONF]
@@ -66,7 +67,7 @@ def test_the_head_installs_the_update_timer() -> None:
     assert "gpucluster-head-update.timer" in agents.timers
     service = agents.installed["/etc/systemd/system/gpucluster-head-update.service"]
     assert f"ExecStart=/bin/bash {NODE_LAYOUT.bundle_dir}/bin/update-head.sh\n" in service
-    assert "bin/update-head.sh" in bundle_files(example("default"))
+    assert "bin/update-head.sh" in bundle_files(resolve(example("default")))
 
 
 def test_nothing_happens_while_the_pointer_names_the_applied_bundle(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from gpucluster import names
 from gpucluster.agents import cluster_names, maintenance, node_cleanup
 from gpucluster.bootstrap.bundle import bundle_files
 from gpucluster.config.loader import load_config
+from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm_release import PINNED_SHA256
 
@@ -184,7 +185,7 @@ def test_the_source_tree_holds_one_definition(name):
 
 @pytest.mark.parametrize("example", ["default", "mixed"])
 def test_the_rendered_bundle_holds_no_copy_of_the_node_name(example):
-    files = bundle_files(load_config(REPO / "examples" / f"{example}.yaml"))
+    files = bundle_files(resolve(load_config(REPO / "examples" / f"{example}.yaml")))
     copies = [
         f"{path}: {line.strip()}"
         for path, text in files.items()

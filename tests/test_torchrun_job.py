@@ -21,6 +21,7 @@ from gpucluster.config.loader import load_config
 from gpucluster.jobs.validation import job_path
 from gpucluster.launch.node_lib import node_lib_files
 from gpucluster.launch.torchrun import JOB, RENDEZVOUS_PORT, SIGNAL_SECONDS, render_torchrun, torchrun_files
+from gpucluster.resolved import resolve
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 from tests.shellcheck import assert_shellcheck_clean
 
@@ -39,7 +40,7 @@ def directives(script: str) -> dict[str, str]:
 
 
 def test_every_group_gets_the_job_on_login_nodes(cfg: ClusterConfig, tmp_path: Path) -> None:
-    bundle = bundle_files(cfg)
+    bundle = bundle_files(resolve(cfg))
     files = torchrun_files(cfg)
     assert len(files) == len(cfg.compute_groups)
     for group in cfg.compute_groups:

@@ -29,6 +29,7 @@ from gpucluster.jobs.validation import (
     job_path,
     render_job,
 )
+from gpucluster.resolved import resolve
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 from tests.shellcheck import assert_shellcheck_clean
 
@@ -49,7 +50,7 @@ def directives(script: str) -> dict[str, str]:
 
 def test_every_group_gets_every_job_on_login_nodes(cfg: ClusterConfig) -> None:
     jobs = job_files(cfg)
-    bundle = bundle_files(cfg)
+    bundle = bundle_files(resolve(cfg))
     assert len(jobs) == len(JOB_NAMES) * len(cfg.compute_groups) + 1
     assert bundle[f"files/login{import_job_path()}"] == jobs[import_job_path()]
     for group in cfg.compute_groups:

@@ -19,6 +19,7 @@ from gpucluster.bootstrap.userdata import (
     render_user_data,
 )
 from gpucluster.config import ClusterConfig
+from gpucluster.resolved import ResolvedCluster, resolve
 
 PLACEHOLDER_BUCKET = "<cdk-assets-bucket>"
 
@@ -28,25 +29,26 @@ def placeholder_bundle_ref(bundle: dict[str, str]) -> BundleRef:
     return BundleRef(url=f"s3://{PLACEHOLDER_BUCKET}/{names.bundle_object_key(digest)}", sha256=digest)
 
 
-def user_data_by_target(cfg: ClusterConfig, ref: BundleRef) -> dict[str, str]:
+def user_data_by_target(resolved: ResolvedCluster, ref: BundleRef) -> dict[str, str]:
     """Thin user-data keyed by target: head, login, compute-<group>."""
     scripts = {
-        "head": render_user_data(cfg, "head", None),
-        "login": render_user_data(cfg, "login", ref),
+        "head": render_user_data(resolved, "head", None),
+        "login": render_user_data(resolved, "login", ref),
     }
-    for group in cfg.compute_groups:
-        scripts[f"compute-{group.name}"] = render_user_data(cfg, "compute", ref, group)
+    for group in resolved.groups:
+        scripts[f"compute-{group.name}"] = render_user_data(resolved, "compute", ref, group)
     return scripts
 
 
 def render_to_dir(cfg: ClusterConfig, outdir: Path) -> list[Path]:
     """Writes the bundle and every role's user-data under `outdir`; returns the files written."""
-    bundle = render_bundle(cfg)
+    resolved = resolve(cfg)
+    bundle = render_bundle(resolved)
     ref = placeholder_bundle_ref(bundle)
     written: list[Path] = []
     for name, text in sorted(bundle.items()):
         written.append(_write(outdir / "bundle" / name, text, executable=_is_script(name, text)))
-    for target, text in user_data_by_target(cfg, ref).items():
+    for target, text in user_data_by_target(resolved, ref).items():
         written.append(_write(outdir / "user-data" / f"{target}.sh", text, executable=True))
     return written
 

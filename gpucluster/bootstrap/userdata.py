@@ -15,11 +15,9 @@ import tarfile
 from dataclasses import dataclass
 from typing import Literal
 
-from gpucluster import names
 from gpucluster.bootstrap import boot_budget, node_logs
-from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.rendering import render
-from gpucluster.resolved.node_layout import NODE_LAYOUT
+from gpucluster.resolved import ResolvedCluster, ResolvedGroup
 
 Role = Literal["head", "login", "compute"]
 USER_DATA_LIMIT = 8 * 1024
@@ -42,11 +40,11 @@ class BundleRef:
         return f"{self.sha256} {self.url}"
 
 
-def render_bundle(cfg: ClusterConfig) -> dict[str, str]:
+def render_bundle(resolved: ResolvedCluster) -> dict[str, str]:
     """Every file a node may need, keyed by path inside the bundle."""
     from gpucluster.bootstrap.bundle import bundle_files
 
-    return bundle_files(cfg)
+    return bundle_files(resolved)
 
 
 def bundle_archive(files: dict[str, str]) -> bytes:
@@ -72,10 +70,10 @@ def archive_sha256(archive: bytes) -> str:
 
 
 def render_user_data(
-    cfg: ClusterConfig,
+    resolved: ResolvedCluster,
     role: Role,
     bundle: BundleRef | None,
-    group: ComputeGroupConfig | None = None,
+    group: ResolvedGroup | None = None,
 ) -> str:
     """The thin script of one role. The head's takes no bundle: it reads the bundle's
     location from SSM (names.bundle_parameter), so a change of any cluster setting leaves
@@ -86,13 +84,13 @@ def render_user_data(
         raise ValueError("the head node reads its bundle from SSM; every other role needs one")
     script = render(
         "userdata/thin.sh.j2",
-        cfg=cfg,
+        cfg=resolved.config,
         role=role,
         group=group,
         bundle=bundle,
-        node=NODE_LAYOUT,
+        node=resolved.node,
         bootstrap_log=node_logs.BOOTSTRAP_LOG,
-        bundle_parameter=names.bundle_parameter(cfg),
+        bundle_parameter=resolved.names.bundle_parameter,
         # Its retries are part of the boot budget; rendered, since it sources no config.
         attempts=" ".join(str(n) for n in range(1, boot_budget.USER_DATA_RETRIES + 1)),
         retry_backoff=boot_budget.RETRY_BACKOFF,

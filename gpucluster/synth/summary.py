@@ -13,6 +13,7 @@ from gpucluster.bootstrap.userdata import (
 )
 from gpucluster.config import ClusterConfig
 from gpucluster.efa import efa_count
+from gpucluster.resolved import resolve
 from gpucluster.synth.app import SynthResult
 from gpucluster.tables import CliTable, table
 
@@ -23,16 +24,17 @@ TEMPLATE_BYTES_LIMIT = 1_000_000
 def user_data_sizes(cfg: ClusterConfig) -> dict[str, int]:
     """Bytes of each role's user-data, with a bundle URL as long as it resolves at deploy
     time (the archive's sha256 stands in for the CDK's asset hash: both are 64 hex digits)."""
-    digest = archive_sha256(bundle_archive(render_bundle(cfg)))
+    resolved = resolve(cfg)
+    digest = archive_sha256(bundle_archive(render_bundle(resolved)))
     account = cfg.account or "123456789012"
     bucket = names.cdk_assets_bucket(account, cfg.region)
     bundle = BundleRef(url=f"s3://{bucket}/{names.bundle_object_key(digest)}", sha256=digest)
     sizes = {
-        "head": len(render_user_data(cfg, "head", None).encode()),
-        "login": len(render_user_data(cfg, "login", bundle).encode()),
+        "head": len(render_user_data(resolved, "head", None).encode()),
+        "login": len(render_user_data(resolved, "login", bundle).encode()),
     }
-    for group in cfg.compute_groups:
-        sizes[f"compute/{group.name}"] = len(render_user_data(cfg, "compute", bundle, group).encode())
+    for group in resolved.groups:
+        sizes[f"compute/{group.name}"] = len(render_user_data(resolved, "compute", bundle, group).encode())
     return sizes
 
 

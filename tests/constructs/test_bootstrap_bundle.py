@@ -12,6 +12,7 @@ import pytest
 
 from constructs_lib.bootstrap_bundle import BootstrapBundle, BootstrapBundleProps
 from gpucluster.bootstrap.userdata import archive_sha256, bundle_archive, render_bundle
+from gpucluster.resolved import resolve
 from tests.constructs.small_stack import Built, build
 
 
@@ -38,7 +39,7 @@ def test_the_uploaded_file_is_the_rendered_bundle_and_matches_the_baked_sha256(
     bundle, asset, example_configs
 ):
     _, staged = asset
-    assert staged == bundle_archive(render_bundle(example_configs["default"]))
+    assert staged == bundle_archive(render_bundle(resolve(example_configs["default"])))
     assert bundle.construct.ref.sha256 == hashlib.sha256(staged).hexdigest() == archive_sha256(staged)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gpucluster.bootstrap.bundle import SLURMCTLD_LOCK_BUSY_EXIT, SLURMCTLD_RESTART_KEYS
+from gpucluster.bootstrap.cluster_conf import SLURMCTLD_LOCK_BUSY_EXIT, SLURMCTLD_RESTART_KEYS
 from gpucluster.slurm.conf import max_node_count
 from tests.bootstrap_runs import example
 from tests.integration.cluster import SlurmCluster

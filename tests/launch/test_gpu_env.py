@@ -22,6 +22,7 @@ from gpucluster.launch.gpu_env import (
     render_gpu_env,
 )
 from gpucluster.launch.torchrun import render_torchrun
+from gpucluster.resolved import resolve
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 from tests.shellcheck import assert_shellcheck_clean
 
@@ -81,7 +82,7 @@ def test_a_group_without_efa_lets_nccl_choose_its_network(tmp_path: Path) -> Non
 
 
 def test_every_group_keeps_its_own_file_where_every_gpu_job_sources_it(cfg: ClusterConfig) -> None:
-    bundle = bundle_files(cfg)
+    bundle = bundle_files(resolve(cfg))
     path = gpu_env_path()
     assert path == f"{NODE_LAYOUT.lib_dir}/gpu-env.sh"
     assert f'"{path}"' in bundle["conf/cluster.sh"]
