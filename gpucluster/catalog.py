@@ -50,7 +50,7 @@ class InstanceType(BaseModel):
     # GPUs joined by NVSwitch: the node must run NVIDIA Fabric Manager before CUDA works.
     nvswitch: bool
     # Sockets, cores, threads and each GPU's socket, where a public source shows them
-    # (cpu_topology.VERIFIED); None: GPUs are not bound to cores.
+    # (cpu_topology.VERIFIED); None: nodes register no layout (NVML binds GPUs either way).
     gpu_sockets: GpuSockets | None = None
 
     @property
