@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from gpucluster.cli import app
 from gpucluster.tables import print_table, table
 from tests.conftest import REPO
+from tests.diff.test_command import fake_synth
 from tests.table_text import PIPED, TERMINAL, WIDTH, assert_fits_terminal, assert_piped_whole, plain
-from tests.test_diff_command import fake_synth
 
 DEFAULT = REPO / "examples" / "default.yaml"
 NCCL = REPO / "tests" / "fixtures" / "nccl"
