@@ -1,6 +1,6 @@
 """Every verb's tables in both modes: piped into a file each row on one line, whole; on an
 80-column terminal (TTY_COMPATIBLE=1, COLUMNS=80) fitted to it, nothing cut short.
-The AWS verbs (preflight, capacity find/show/extend): tests/aws/test_tables_aws.py."""
+The AWS verbs (preflight, capacity find/show/extend): tests/test_tables_aws.py."""
 
 from __future__ import annotations
 
