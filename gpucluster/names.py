@@ -166,7 +166,7 @@ def squashfs_name(image: str) -> str:
 
     The import job renders this name; it computes the same name in shell (its function
     squashfs_name) only for an image passed on its command line, and
-    tests/test_import_image_job.py checks the two agree."""
+    tests/jobs/test_import_image_job.py checks the two agree."""
     reference = image.split("#", 1)[1] if "#" in image else image
     return _SQUASHFS_UNSAFE.sub("+", reference) + SQUASHFS_SUFFIX
 

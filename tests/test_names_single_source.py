@@ -108,7 +108,7 @@ FORMATS = {
         ["exec > >(tee -a /var/log/gpucluster-bootstrap.log | logger -t gpucluster -s 2>/dev/console) 2>&1"],
     ),
     # The import job keeps a shell copy for an image given on its command line;
-    # tests/test_import_image_job.py checks it agrees with gpucluster.names.squashfs_name.
+    # tests/jobs/test_import_image_job.py checks it agrees with gpucluster.names.squashfs_name.
     "imported image file name": (
         _SQUASHFS_NAME_COPY,
         PRODUCTION_DIRS,

@@ -4,7 +4,7 @@ The bootstrap (templates/userdata/bundle) waits for apt locks, local NVMe, slurm
 its own registration, and retries package installs, downloads, AWS calls and mounts. Each
 of those waits is named here with its seconds and rendered into the bundle's
 conf/cluster.sh as a shell variable, so the scripts carry no literal waits
-(tests/test_boot_budget.py fails on one). The compute group's launch lifecycle hook takes
+(tests/bootstrap/test_boot_budget.py fails on one). The compute group's launch lifecycle hook takes
 its HeartbeatTimeout from the sum: a slow but healthy node is never abandoned while it is
 still inside its own waits, and the node also sends RecordLifecycleActionHeartbeat every
 HEARTBEAT_INTERVAL while it is within the budget.
@@ -53,7 +53,7 @@ class Retry:
     name: str
     attempts: int
     # How many times one boot of each role calls a retried command of this kind: what a
-    # boot in tests/shell_harness.py calls (tests/test_boot_budget.py checks), plus the
+    # boot in tests/shell_harness.py calls (tests/bootstrap/test_boot_budget.py checks), plus the
     # CloudWatch agent's download and install where the image lacks it, plus the instance
     # id that a failing compute node reads once more to tag itself.
     calls: dict[Role, int]

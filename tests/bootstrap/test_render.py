@@ -19,7 +19,7 @@ from gpucluster.slurm.conf import node_local_files, slurmd_conf_line
 from gpucluster.synth.summary import user_data_sizes
 from tests.shellcheck import SHELLCHECK
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 
 

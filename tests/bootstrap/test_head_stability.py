@@ -19,7 +19,7 @@ from gpucluster.resolved import resolve
 from gpucluster.synth.app import synthesize
 from tests.diff_stacks import write_cdk_out
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "default.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "default.yaml"
 PINNED_AMI = "ami-0123456789abcdef0"
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.shellcheck import assert_shellcheck_clean
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SYSTEM = REPO / ".ci" / "system"
 
 

@@ -12,7 +12,7 @@ from gpucluster.config.slurm_time import parse_minutes
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
 from tests.conftest import REPO
-from tests.slurm_conf.conf_text import line_fields, settings, single
+from tests.slurm.conf_text import line_fields, settings, single
 
 
 class TestSlurmConf:

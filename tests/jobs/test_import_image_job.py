@@ -18,7 +18,7 @@ from gpucluster.config.software import SoftwareConfig
 from gpucluster.jobs.validation import IMPORT_JOB, TIME_LIMITS, WAITS, import_job_path, render_import_image
 from gpucluster.names import squashfs_name
 from tests.conftest import EXAMPLES
-from tests.test_validation_jobs import directives
+from tests.jobs.test_validation_jobs import directives
 
 ECR = "123456789012.dkr.ecr.us-east-2.amazonaws.com#train:v1"
 

@@ -14,7 +14,7 @@ from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.build import CONFIGURE_FLAGS, NodeBuild
 from tests.conftest import REPO
 from tests.fake_nvml import NVML_NAMES, fake_gpus_conf, slurm_system_type
-from tests.slurm_conf.conf_text import settings, with_groups
+from tests.slurm.conf_text import settings, with_groups
 
 FIXTURES = REPO / "tests" / "fixtures" / "slurm"
 GRES_LINE = re.compile(

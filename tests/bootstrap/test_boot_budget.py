@@ -19,7 +19,7 @@ from tests.shell_downloads import with_fixture_checksums
 from tests.shell_harness import ASG_NAME, INSTANCE_ID, Node
 from tests.test_stacks import asg_for, stack
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 # A command or option that waits or bounds a wait, and the argument that says how long.
 # (nc's -w is its connect timeout; test(1)'s -w is not a wait.)

@@ -8,7 +8,7 @@ from gpucluster.catalog import load_catalog
 from gpucluster.config.loader import load_config
 from gpucluster.slurm import conf as slurm_conf
 from tests.conftest import REPO
-from tests.slurm_conf.conf_text import with_group, with_groups
+from tests.slurm.conf_text import with_group, with_groups
 
 
 class TestSlurmdConfLine:

@@ -7,7 +7,7 @@ from gpucluster.config.loader import load_config
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
 from tests.conftest import REPO
-from tests.slurm_conf.conf_text import settings, single
+from tests.slurm.conf_text import settings, single
 
 
 class TestOtherFiles:

@@ -17,7 +17,7 @@ from gpucluster.job_output import EfaCheck, parse_efa_check_line
 from gpucluster.jobs import validation as jobs
 from gpucluster.jobs.validation import TIME_LIMITS, WAITS, render_job
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 # The efa-check job after its node probe: NODES are the job's nodes, each with 8 GPUs and
 # its EFA devices seen; scontrol fails (a node missing from Slurm's table, or slurmctld down).
