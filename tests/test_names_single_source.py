@@ -50,6 +50,7 @@ _SQUASHFS_NAME_COPY = re.compile(
 )
 
 _NODE_ROOT_COPY = re.compile(r"/opt/gpucluster\b")
+_GROUP_NAME_COPY = re.compile(r"\[a-z\]\[a-z0-9\]\{0,19\}")
 
 # name -> (detector, where to look, files allowed to hold the one definition, copies it
 # must catch). Tests may pin SSM paths and tag keys as literal expected values (that is
@@ -126,6 +127,12 @@ FORMATS = {
         PRODUCTION_DIRS,
         {"gpucluster/agents/cluster_names.py"},
         ['AGENT_ENV_FILE = "/etc/gpucluster/agents.env"', "EnvironmentFile=/etc/gpucluster/agents.env"],
+    ),
+    "group name": (
+        _GROUP_NAME_COPY,
+        PRODUCTION_DIRS,
+        {"gpucluster/agents/cluster_names.py"},
+        ['r"^[a-z][a-z0-9]{0,19}$",', 'GROUP = re.compile(r"[a-z][a-z0-9]{0,19}")'],
     ),
     # Every path under it comes from gpucluster.resolved.node_layout.
     "node root": (

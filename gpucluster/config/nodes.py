@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, PositiveInt, ValidationInfo, field_validator, model_validator
 
+from gpucluster.agents.cluster_names import GROUP_NAME
 from gpucluster.catalog import InstanceType, load_catalog
 from gpucluster.config import placement_rules
 from gpucluster.config.capacity import (
@@ -22,7 +23,7 @@ from gpucluster.config.slurm_time import MINUTES_PER_DAY, SlurmTimeError, format
 GroupName = Annotated[
     str,
     matching(
-        r"^[a-z][a-z0-9]{0,19}$",
+        rf"^{GROUP_NAME}$",
         "name",
         "'{value}' is not a usable group name; use 1-20 lower-case letters and digits "
         "starting with a letter (it becomes a Slurm partition, node-name prefix and feature)",
