@@ -85,7 +85,7 @@ def bundle_files(
     node_slurm = slurm_conf.node_local_files(cfg, site)
     agents = head_agents(cfg, resolved.node)
     # The jobs users submit from a login node: validation, then training.
-    jobs = {**validation_jobs.job_files(cfg), **torchrun_files(cfg)}
+    jobs = {**validation_jobs.job_files(resolved), **torchrun_files(resolved)}
     # Every group's nodes keep the same paths; gpu-env.sh's content is the group's own.
     lib = {group.name: node_lib_files(cfg, group.config) for group in resolved.groups}
     files = {**_static_sources(), **agents.code}

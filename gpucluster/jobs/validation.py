@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.config.ecr import ECR_HOST
 from gpucluster.container.dockerfile import NCCL_TESTS_BUILD_DIR
-from gpucluster.efa import efa_count
 from gpucluster.job_output import EFA_CHECK_PRINTF, EFA_FAIL, EFA_OK, NO_PARTNERS, PAIR_PRINTF
 from gpucluster.launch.gpu_env import gpu_env_path
-from gpucluster.names import SQUASHFS_SUFFIX, image_dir, squashfs_name, training_squashfs
+from gpucluster.names import SQUASHFS_SUFFIX, squashfs_name
 from gpucluster.rendering import render
+from gpucluster.resolved import ResolvedCluster, ResolvedGroup
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 
 TEMPLATE_DIR = "jobs"
@@ -78,15 +77,15 @@ class GroupJobs:
     cpus_per_task: int
 
 
-def group_jobs(cfg: ClusterConfig, group: ComputeGroupConfig) -> GroupJobs:
+def group_jobs(resolved: ResolvedCluster, group: ResolvedGroup) -> GroupJobs:
     instance = group.instance
     return GroupJobs(
-        cluster=cfg.name,
+        cluster=resolved.name,
         group=group.name,
-        partition=group.name,
+        partition=group.partition,
         instance_type=instance.name,
         gpus=instance.gpu_count,
-        efa=efa_count(instance) if group.efa else 0,
+        efa=group.efa_count,
         # Every vCPU the node has, shared out to its GPU ranks (NCCL's proxy threads need some).
         cpus_per_task=max(1, instance.vcpus // instance.gpu_count),
     )
@@ -100,18 +99,18 @@ def _printf_format(name: str, value: str) -> str:
 
 
 def render_job(
-    cfg: ClusterConfig, group: ComputeGroupConfig, job: str, lib_dir: str = NODE_LAYOUT.lib_dir
+    resolved: ResolvedCluster, group: ResolvedGroup, job: str, lib_dir: str = NODE_LAYOUT.lib_dir
 ) -> str:
     """`lib_dir`: where the nodes keep gpucluster.launch.node_lib's files (the suite's own)."""
     if job not in JOB_NAMES:
         raise ValueError(f"unknown validation job {job!r}; jobs are {', '.join(JOB_NAMES)}")
-    settings = cfg.validation
+    settings = resolved.config.validation
     return render(
         f"{TEMPLATE_DIR}/{job}.sbatch.j2",
         job=job,
-        g=group_jobs(cfg, group),
+        g=group_jobs(resolved, group),
         # Within the partition's MaxTime, or the job pends forever on PartitionTimeLimit.
-        time_limit=min(TIME_LIMITS[job], group.max_time_minutes),
+        time_limit=min(TIME_LIMITS[job], group.config.max_time_minutes),
         waits=WAITS,
         pair_printf=_printf_format("PAIR_PRINTF", PAIR_PRINTF),
         efa_check_printf=_printf_format("EFA_CHECK_PRINTF", EFA_CHECK_PRINTF),
@@ -123,7 +122,7 @@ def render_job(
         size_args=" ".join(NCCL_SIZE_ARGS),
         nccl_tests_dir=settings.nccl_tests_dir or "",
         # An explicit image wins; else the training image's squashfs; else the host's binaries.
-        container_image=settings.container_image or training_squashfs(cfg),
+        container_image=settings.container_image or resolved.names.training_squashfs,
         import_job=import_job_path(),
         jobs_dir=NODE_LAYOUT.jobs_dir,
         mpi_home=settings.mpi_home,
@@ -143,32 +142,32 @@ def import_job_path() -> str:
     return f"{NODE_LAYOUT.jobs_dir}/{IMPORT_JOB}.sbatch"
 
 
-def render_import_image(cfg: ClusterConfig) -> str:
-    image = cfg.software.training_image or ""
+def render_import_image(resolved: ResolvedCluster) -> str:
+    image = resolved.config.software.training_image or ""
     return render(
         f"{TEMPLATE_DIR}/{IMPORT_JOB}.sbatch.j2",
         job=IMPORT_JOB,
-        cluster=cfg.name,
+        cluster=resolved.name,
         path=import_job_path(),
         # Any compute node will do (sbatch -p overrides): the first group's partition.
-        partition=cfg.compute_groups[0].name,
+        partition=resolved.groups[0].partition,
         time_limit=TIME_LIMITS[IMPORT_JOB],
         waits=WAITS,
         image=image,
         squashfs=squashfs_name(image) if image else "",
         suffix=SQUASHFS_SUFFIX,
-        image_dir=image_dir(cfg),
+        image_dir=resolved.names.image_dir,
         ecr_host=ECR_HOST.pattern,
     )
 
 
-def job_files(cfg: ClusterConfig, lib_dir: str = NODE_LAYOUT.lib_dir) -> dict[str, str]:
+def job_files(resolved: ResolvedCluster, lib_dir: str = NODE_LAYOUT.lib_dir) -> dict[str, str]:
     """Every validation job of every compute group and the cluster's import-image job, keyed
     by where a login node installs them."""
     files = {
-        job_path(group.name, job): render_job(cfg, group, job, lib_dir)
-        for group in cfg.compute_groups
+        job_path(group.name, job): render_job(resolved, group, job, lib_dir)
+        for group in resolved.groups
         for job in JOB_NAMES
     }
-    files[import_job_path()] = render_import_image(cfg)
+    files[import_job_path()] = render_import_image(resolved)
     return files

@@ -9,13 +9,12 @@ reference trainer, `python -m gpucluster.train`.
 
 from __future__ import annotations
 
-from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.container.dockerfile import CODE_DIR
 from gpucluster.jobs.validation import TEMPLATE_DIR, WAITS, group_jobs, import_job_path, job_path
 from gpucluster.launch.gpu_env import PLUGIN_FILE, gpu_env_path
 from gpucluster.launch.node_lib import python_requirements, trainer_dir
-from gpucluster.names import training_squashfs
 from gpucluster.rendering import render
+from gpucluster.resolved import ResolvedCluster, ResolvedGroup
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 
 JOB = "torchrun"
@@ -32,25 +31,28 @@ DEFAULT_STEPS = 1000
 DEFAULT_PYTHON = "/usr/bin/python3"
 
 
-def render_torchrun(cfg: ClusterConfig, group: ComputeGroupConfig, lib_dir: str = NODE_LAYOUT.lib_dir) -> str:
+def render_torchrun(
+    resolved: ResolvedCluster, group: ResolvedGroup, lib_dir: str = NODE_LAYOUT.lib_dir
+) -> str:
     """`lib_dir`: where the nodes keep gpucluster.launch.node_lib's files (the suite's own)."""
+    cfg = resolved.config
     fsx = cfg.storage.fsx_lustre
     instance = group.instance
     return render(
         f"{TEMPLATE_DIR}/{JOB}.sbatch.j2",
         job=JOB,
-        g=group_jobs(cfg, group),
+        g=group_jobs(resolved, group),
         tasks_per_node="launcher",
         launcher_cpus=instance.vcpus,
         # The job runs as long as the partition's DefaultTime unless sbatch --time says otherwise.
-        time_limit=group.default_time,
+        time_limit=group.config.default_time,
         waits=WAITS,
         signal_seconds=SIGNAL_SECONDS,
         rendezvous_port=RENDEZVOUS_PORT,
         storage_root=fsx.mount_point if fsx is not None else "",
         default_steps=DEFAULT_STEPS,
         # The squashfs the import job writes for software.training_image (empty: on the host).
-        container_image=training_squashfs(cfg),
+        container_image=resolved.names.training_squashfs,
         import_job=import_job_path(),
         jobs_dir=NODE_LAYOUT.jobs_dir,
         lib_dir=lib_dir,
@@ -64,6 +66,6 @@ def render_torchrun(cfg: ClusterConfig, group: ComputeGroupConfig, lib_dir: str 
     )
 
 
-def torchrun_files(cfg: ClusterConfig, lib_dir: str = NODE_LAYOUT.lib_dir) -> dict[str, str]:
+def torchrun_files(resolved: ResolvedCluster, lib_dir: str = NODE_LAYOUT.lib_dir) -> dict[str, str]:
     """The torchrun job of every compute group, keyed by where a login node installs it."""
-    return {job_path(group.name, JOB): render_torchrun(cfg, group, lib_dir) for group in cfg.compute_groups}
+    return {job_path(group.name, JOB): render_torchrun(resolved, group, lib_dir) for group in resolved.groups}

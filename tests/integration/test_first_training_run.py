@@ -21,10 +21,11 @@ import pytest
 
 from gpucluster.jobs.validation import job_path
 from gpucluster.launch.node_lib import python_requirements
-from gpucluster.launch.torchrun import JOB, render_torchrun
+from gpucluster.launch.torchrun import JOB
 from tests.integration.cluster import SlurmCluster
 from tests.integration.prerequisites import unavailable
 from tests.integration.test_torchrun_job import DONE, launcher_env, sbatch
+from tests.jobs.rendered import torchrun_of
 
 pytestmark = pytest.mark.slurm
 
@@ -107,7 +108,7 @@ def test_sbatch_with_no_arguments_trains_the_reference_model_to_the_end(
     cfg = cluster.cfg.model_copy(update={"storage": storage})
     script = cluster.root / "first-run" / job_path(cluster.group.name, JOB).lstrip("/")
     script.parent.mkdir(parents=True, exist_ok=True)
-    script.write_text(render_torchrun(cfg, cluster.group, cluster.install_node_lib(cfg)))
+    script.write_text(torchrun_of(cfg, cluster.group, cluster.install_node_lib(cfg)))
     environments = fsx / "root" / ".gpucluster"
 
     first_dir = cluster.root / "first-run" / f"submit-{os.getpid()}"

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from gpucluster.jobs.validation import import_job_path, render_import_image
+from gpucluster.resolved import resolve
 from tests.integration.cluster import SlurmCluster
 from tests.integration.test_validation_jobs import finished, submit
 
@@ -67,7 +68,7 @@ def job(cluster: SlurmCluster) -> Path:
     """The job rendered for the session cluster, as a login node installs it."""
     target = cluster.root / "import" / import_job_path().lstrip("/")
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_import_image(cluster.cfg))
+    target.write_text(render_import_image(resolve(cluster.cfg)))
     return target
 
 

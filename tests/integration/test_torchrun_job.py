@@ -18,6 +18,7 @@ import pytest
 
 from gpucluster.jobs.validation import job_path
 from gpucluster.launch.torchrun import JOB, torchrun_files
+from gpucluster.resolved import resolve
 from tests.integration.cluster import SlurmCluster
 from tests.integration.host import wait_for
 from tests.integration.prerequisites import unavailable
@@ -80,7 +81,7 @@ def job(cluster: SlurmCluster) -> Path:
     target = cluster.root / "training" / job_path(cluster.group.name, JOB).lstrip("/")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(
-        torchrun_files(cluster.cfg, cluster.install_node_lib())[job_path(cluster.group.name, JOB)]
+        torchrun_files(resolve(cluster.cfg), cluster.install_node_lib())[job_path(cluster.group.name, JOB)]
     )
     return target
 

@@ -19,6 +19,7 @@ from gpucluster.jobs.validation import import_job_path, job_files, job_path, ren
 from gpucluster.launch.torchrun import JOB as TORCHRUN_JOB
 from gpucluster.launch.torchrun import torchrun_files
 from gpucluster.names import training_squashfs
+from gpucluster.resolved import resolve
 from tests.integration.cluster import SlurmCluster
 from tests.integration.test_import_image import AWS, ENROOT, _executable
 from tests.integration.test_validation_jobs import expected_efa_devices, finished, submit
@@ -81,9 +82,9 @@ class Run:
         self.jobs = self.root / "jobs"
         lib_dir = cluster.install_node_lib(self.cfg)
         files = {
-            **job_files(self.cfg, lib_dir),
-            **torchrun_files(self.cfg, lib_dir),
-            import_job_path(): render_import_image(self.cfg),
+            **job_files(resolve(self.cfg), lib_dir),
+            **torchrun_files(resolve(self.cfg), lib_dir),
+            import_job_path(): render_import_image(resolve(self.cfg)),
         }
         for path, text in files.items():
             target = self.jobs / path.lstrip("/")

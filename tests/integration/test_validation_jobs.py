@@ -16,7 +16,7 @@ from gpucluster.efa import efa_count
 from gpucluster.job_output import parse_efa_check_line, parse_pair_line
 from gpucluster.jobs.validation import job_files, job_path
 from gpucluster.launch.gpu_env import LIBRARY_DIRS
-from gpucluster.launch.torchrun import render_torchrun
+from gpucluster.resolved import resolve
 from tests.integration.cluster import SlurmCluster
 from tests.integration.test_torchrun_job import finished as finished_torchrun
 from tests.integration.test_torchrun_job import submit as submit_torchrun
@@ -27,6 +27,7 @@ from tests.integration.validation_stubs import (
     write_one_short_fi_info,
     write_stubs,
 )
+from tests.jobs.rendered import torchrun_of
 
 pytestmark = pytest.mark.slurm
 
@@ -38,7 +39,7 @@ LARGEST = str(16 << 30)
 def jobs(cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The group's jobs rendered for the session cluster, as a login node installs them."""
     where = cluster.root / "validation"
-    for path, text in job_files(cluster.cfg, cluster.install_node_lib()).items():
+    for path, text in job_files(resolve(cluster.cfg), cluster.install_node_lib()).items():
         target = where / path.lstrip("/")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
@@ -261,7 +262,7 @@ def test_the_gate_and_training_ranks_run_in_one_network_environment(cluster, job
     probe = record / "probe.py"
     probe.write_text(ENV_PROBE)
     torchrun = cluster.root / "validation" / job_path(cluster.group.name, "torchrun").lstrip("/")
-    torchrun.write_text(render_torchrun(cluster.cfg, cluster.group, cluster.install_node_lib()))
+    torchrun.write_text(torchrun_of(cluster.cfg, cluster.group, cluster.install_node_lib()))
     job_id, train_dir = submit_torchrun(
         cluster,
         torchrun,

@@ -15,7 +15,8 @@ from gpucluster.config.loader import load_config
 from gpucluster.config.nodes import ComputeGroupConfig
 from gpucluster.job_output import EfaCheck, parse_efa_check_line
 from gpucluster.jobs import validation as jobs
-from gpucluster.jobs.validation import TIME_LIMITS, WAITS, render_job
+from gpucluster.jobs.validation import TIME_LIMITS, WAITS
+from tests.jobs.rendered import job_of
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,7 +38,7 @@ def _run_efa_check(
     """The default example's efa-check sourced into bash, then `tail` run instead of main;
     what it printed and its efa-check lines by node."""
     cfg = load_config(REPO / "examples" / "default.yaml")
-    script = render_job(cfg, cfg.compute_groups[0], "efa-check")
+    script = job_of(cfg, cfg.compute_groups[0], "efa-check")
     result = subprocess.run(
         ["bash", "-c", f'source /dev/stdin <<<"$0"; {tail}', script],
         capture_output=True,

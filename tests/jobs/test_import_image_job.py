@@ -17,6 +17,7 @@ from gpucluster.config.loader import load_config
 from gpucluster.config.software import SoftwareConfig
 from gpucluster.jobs.validation import IMPORT_JOB, TIME_LIMITS, WAITS, import_job_path, render_import_image
 from gpucluster.names import squashfs_name
+from gpucluster.resolved import resolve
 from tests.conftest import EXAMPLES
 from tests.jobs.test_validation_jobs import directives
 
@@ -46,7 +47,7 @@ def _bash(
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda path: path.stem)
 def test_one_node_of_the_first_group_and_a_bounded_import(example: Path) -> None:
     cfg = load_config(example)
-    script = render_import_image(cfg)
+    script = render_import_image(resolve(cfg))
     found = directives(script)
     assert found["partition"] == cfg.compute_groups[0].name
     assert found["nodes"] == "1" and found["ntasks"] == "1" and found["export"] == "ALL"
@@ -70,7 +71,7 @@ def test_one_node_of_the_first_group_and_a_bounded_import(example: Path) -> None
 )
 def test_the_squashfs_is_named_as_enroot_names_it_without_the_registry(image: str, name: str) -> None:
     assert squashfs_name(image) == name
-    script = render_import_image(load_config(EXAMPLES[0]))
+    script = render_import_image(resolve(load_config(EXAMPLES[0])))
     result = _bash(script, f"squashfs_name '{image}'")
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"{name}\n"
@@ -78,7 +79,7 @@ def test_the_squashfs_is_named_as_enroot_names_it_without_the_registry(image: st
 
 # What software.training_image (and the job's own check) accept: [A-Za-z0-9._/:#@+-]+.
 IMAGE_CHARACTERS = "abcxyzABCXYZ0129._/:#@+-"
-_SCRIPT = render_import_image(load_config(EXAMPLES[0]))
+_SCRIPT = render_import_image(resolve(load_config(EXAMPLES[0])))
 
 
 @settings(max_examples=25, deadline=None)
@@ -96,7 +97,7 @@ def test_the_shell_name_of_a_command_line_image_agrees_with_python(images: list[
 
 def test_the_configured_image_gets_the_rendered_name(tmp_path: Path) -> None:
     cfg = load_config(_with_software(tmp_path, f"  training_image: {ECR}\n"))
-    script = render_import_image(cfg)
+    script = render_import_image(resolve(cfg))
     assert 'readonly DEFAULT_NAME="train+v1.sqsh"' in script
     # The job takes the configured image's name from the rendering, not from its shell copy.
     renamed = script.replace('readonly DEFAULT_NAME="train+v1.sqsh"', 'readonly DEFAULT_NAME="rendered.sqsh"')
@@ -107,7 +108,7 @@ def test_the_configured_image_gets_the_rendered_name(tmp_path: Path) -> None:
 
 def test_image_and_directory_come_from_the_config(tmp_path: Path) -> None:
     cfg = load_config(_with_software(tmp_path, f"  training_image: {ECR}\n  image_dir: /fsx/team/images\n"))
-    script = render_import_image(cfg)
+    script = render_import_image(resolve(cfg))
     assert f'readonly DEFAULT_IMAGE="{ECR}"' in script
     assert 'readonly DEFAULT_IMAGE_DIR="/fsx/team/images"' in script
     # Credentials never come from the config: the job only points at enroot's own file.
@@ -116,7 +117,7 @@ def test_image_and_directory_come_from_the_config(tmp_path: Path) -> None:
 
 
 def test_without_an_image_the_job_says_what_to_pass() -> None:
-    script = render_import_image(load_config(EXAMPLES[0]))
+    script = render_import_image(resolve(load_config(EXAMPLES[0])))
     result = _bash(script, "SLURM_JOB_ID=1 main")
     assert result.returncode == 1
     assert "no image to import: pass one" in result.stdout and "software.training_image" in result.stdout
@@ -132,7 +133,7 @@ def test_an_image_with_shell_syntax_is_refused_in_the_config(tmp_path: Path) -> 
 
 def test_the_job_says_whether_the_other_jobs_use_the_file(tmp_path: Path) -> None:
     cfg = load_config(_with_software(tmp_path, f"  training_image: {ECR}\n  image_dir: /fsx/images\n"))
-    script = render_import_image(cfg)
+    script = render_import_image(resolve(cfg))
     default = _bash(script, f"IMAGE='{ECR}' IMAGE_DIR=/fsx/images report_default /fsx/images/train+v1.sqsh")
     assert "the nccl and torchrun jobs run in it by default" in default.stdout
     other = _bash(script, "IMAGE=other:v2 IMAGE_DIR=/fsx/images report_default /fsx/images/other+v2.sqsh")

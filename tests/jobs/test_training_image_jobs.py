@@ -14,10 +14,12 @@ import yaml
 from gpucluster.bad_input import BadInput
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
-from gpucluster.jobs.validation import import_job_path, job_files, render_import_image, render_job
-from gpucluster.launch.torchrun import render_torchrun, torchrun_files
+from gpucluster.jobs.validation import import_job_path, job_files, render_import_image
+from gpucluster.launch.torchrun import torchrun_files
 from gpucluster.names import image_dir, squashfs_name, training_squashfs
+from gpucluster.resolved import resolve
 from tests.conftest import EXAMPLES
+from tests.jobs.rendered import job_of, torchrun_of
 from tests.shellcheck import assert_shellcheck_clean
 
 ECR = "123456789012.dkr.ecr.us-east-2.amazonaws.com#train:v1"
@@ -51,13 +53,13 @@ def test_the_jobs_default_to_the_squashfs_the_import_job_writes(example: Path, t
     sqsh = f"{fsx.mount_point}/containers/train+v1.sqsh"
     assert training_squashfs(cfg) == sqsh == f"{image_dir(cfg)}/{squashfs_name(ECR)}"
     # The import job writes that very file: its directory and its rendered name.
-    importer = render_import_image(cfg)
+    importer = render_import_image(resolve(cfg))
     assert f'readonly DEFAULT_IMAGE_DIR="{fsx.mount_point}/containers"' in importer
     assert 'readonly DEFAULT_NAME="train+v1.sqsh"' in importer
     for group in cfg.compute_groups:
         for job in NCCL_JOBS:
-            assert f'CONTAINER_IMAGE="${{NCCL_TESTS_CONTAINER-{sqsh}}}"' in render_job(cfg, group, job)
-        torchrun = render_torchrun(cfg, group)
+            assert f'CONTAINER_IMAGE="${{NCCL_TESTS_CONTAINER-{sqsh}}}"' in job_of(cfg, group, job)
+        torchrun = torchrun_of(cfg, group)
         assert f'CONTAINER_IMAGE="${{TRAIN_CONTAINER_IMAGE-{sqsh}}}"' in torchrun
         assert f"(default: {sqsh}; empty: on the host)" in torchrun
 
@@ -66,8 +68,8 @@ def test_without_a_training_image_the_jobs_run_on_the_host() -> None:
     cfg = load_config(EXAMPLES[0])
     group = cfg.compute_groups[0]
     assert training_squashfs(cfg) == ""
-    assert 'CONTAINER_IMAGE="${NCCL_TESTS_CONTAINER-}"' in render_job(cfg, group, "nccl-tests")
-    torchrun = render_torchrun(cfg, group)
+    assert 'CONTAINER_IMAGE="${NCCL_TESTS_CONTAINER-}"' in job_of(cfg, group, "nccl-tests")
+    torchrun = torchrun_of(cfg, group)
     assert 'CONTAINER_IMAGE="${TRAIN_CONTAINER_IMAGE-}"' in torchrun
     assert "(default: on the host)" in torchrun
 
@@ -82,10 +84,8 @@ def test_image_dir_and_an_explicit_validation_image_win(tmp_path: Path) -> None:
     group = cfg.compute_groups[0]
     assert training_squashfs(cfg) == "/home/images/train+v1.sqsh"
     # validation.container_image is the nccl jobs' own setting; torchrun keeps the squashfs.
-    assert f'CONTAINER_IMAGE="${{NCCL_TESTS_CONTAINER-{registry}}}"' in render_job(cfg, group, "nccl-tests")
-    assert 'CONTAINER_IMAGE="${TRAIN_CONTAINER_IMAGE-/home/images/train+v1.sqsh}"' in render_torchrun(
-        cfg, group
-    )
+    assert f'CONTAINER_IMAGE="${{NCCL_TESTS_CONTAINER-{registry}}}"' in job_of(cfg, group, "nccl-tests")
+    assert 'CONTAINER_IMAGE="${TRAIN_CONTAINER_IMAGE-/home/images/train+v1.sqsh}"' in torchrun_of(cfg, group)
 
 
 def test_a_training_image_needs_a_shared_directory(tmp_path: Path) -> None:
@@ -105,7 +105,7 @@ def test_a_training_image_needs_a_shared_directory(tmp_path: Path) -> None:
 
 def _job(cfg: ClusterConfig, job: str) -> str:
     group = cfg.compute_groups[0]
-    return render_torchrun(cfg, group) if job == "torchrun" else render_job(cfg, group, job)
+    return torchrun_of(cfg, group) if job == "torchrun" else job_of(cfg, group, job)
 
 
 @pytest.mark.parametrize("job", [*NCCL_JOBS, "torchrun"])
@@ -150,7 +150,8 @@ def test_the_nccl_jobs_look_for_nccl_tests_where_the_recipe_builds_them(tmp_path
     (images / "train+v1.sqsh").write_text("hsqs")
     cfg = _config(tmp_path, f"  training_image: {ECR}\n  image_dir: {images}\n")
     result = _bash(
-        render_job(cfg, cfg.compute_groups[0], "nccl-tests"), 'find_nccl_tests; echo "${NCCL_BIN_DIR}"'
+        job_of(cfg, cfg.compute_groups[0], "nccl-tests"),
+        'find_nccl_tests; echo "${NCCL_BIN_DIR}"',
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.splitlines()[-1] == "/opt/nccl-tests/build"
@@ -159,4 +160,4 @@ def test_the_nccl_jobs_look_for_nccl_tests_where_the_recipe_builds_them(tmp_path
 
 def test_jobs_with_a_training_image_pass_shellcheck(tmp_path: Path) -> None:
     cfg = _config(tmp_path, f"  training_image: {ECR}\n")
-    assert_shellcheck_clean({**job_files(cfg), **torchrun_files(cfg)}, tmp_path / "jobs")
+    assert_shellcheck_clean({**job_files(resolve(cfg)), **torchrun_files(resolve(cfg))}, tmp_path / "jobs")

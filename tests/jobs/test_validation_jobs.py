@@ -27,10 +27,10 @@ from gpucluster.jobs.validation import (
     import_job_path,
     job_files,
     job_path,
-    render_job,
 )
 from gpucluster.resolved import resolve
 from gpucluster.resolved.node_layout import NODE_LAYOUT
+from tests.jobs.rendered import job_of
 from tests.shellcheck import assert_shellcheck_clean
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,7 +49,7 @@ def directives(script: str) -> dict[str, str]:
 
 
 def test_every_group_gets_every_job_on_login_nodes(cfg: ClusterConfig) -> None:
-    jobs = job_files(cfg)
+    jobs = job_files(resolve(cfg))
     bundle = bundle_files(resolve(cfg))
     assert len(jobs) == len(JOB_NAMES) * len(cfg.compute_groups) + 1
     assert bundle[f"files/login{import_job_path()}"] == jobs[import_job_path()]
@@ -66,31 +66,31 @@ def test_directives_follow_the_catalog(cfg: ClusterConfig) -> None:
     for group in cfg.compute_groups:
         instance = group.instance
         for job in JOB_NAMES:
-            found = directives(render_job(cfg, group, job))
+            found = directives(job_of(cfg, group, job))
             assert found["partition"] == group.name
             assert found["gpus-per-node"] == str(instance.gpu_count)
             assert found["export"] == "ALL"
             assert int(found["time"]) > 0
         for job in ("nccl-tests", "nccl-pairwise"):
-            found = directives(render_job(cfg, group, job))
+            found = directives(job_of(cfg, group, job))
             assert found["ntasks-per-node"] == str(instance.gpu_count)
             assert found["cpus-per-task"] == str(instance.vcpus // instance.gpu_count)
         for job in ("efa-check", "dcgm-diag"):
-            assert directives(render_job(cfg, group, job))["ntasks-per-node"] == "1"
+            assert directives(job_of(cfg, group, job))["ntasks-per-node"] == "1"
         efa = efa_count(instance) if group.efa else 0
-        assert f"readonly EXPECTED_EFA={efa}\n" in render_job(cfg, group, "efa-check")
+        assert f"readonly EXPECTED_EFA={efa}\n" in job_of(cfg, group, "efa-check")
 
 
 def test_nccl_jobs_sweep_to_16_gib_with_info_and_no_legacy_variables(cfg: ClusterConfig) -> None:
     for group in cfg.compute_groups:
         for job in ("nccl-tests", "nccl-pairwise"):
-            script = render_job(cfg, group, job)
+            script = job_of(cfg, group, job)
             assert "-b 8 -e 16G -f 2 -g 1" in script
             assert "export NCCL_DEBUG=INFO" in script
             assert "-J " in script and "--output_file" in script
             for name in LEGACY_VARIABLES:
                 assert not re.search(rf"(export|-x)\s+{name}", script), (job, name)
-        nccl = render_job(cfg, group, "nccl-tests")
+        nccl = job_of(cfg, group, "nccl-tests")
         for collective in ("all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "alltoall_perf"):
             assert collective in nccl
 
@@ -104,7 +104,7 @@ def test_time_limits_hold_every_bounded_run() -> None:
 
 
 def test_jobs_pass_shellcheck(cfg: ClusterConfig, tmp_path: Path) -> None:
-    assert_shellcheck_clean(job_files(cfg), tmp_path)
+    assert_shellcheck_clean(job_files(resolve(cfg)), tmp_path)
 
 
 def _bash(script: str, snippet: str) -> str:
@@ -121,14 +121,14 @@ def _bash(script: str, snippet: str) -> str:
 def test_printed_lines_parse_as_the_gate_reads_them() -> None:
     cfg = load_config(REPO / "examples" / "default.yaml")
     group = cfg.compute_groups[0]
-    pairwise = render_job(cfg, group, "nccl-pairwise")
+    pairwise = job_of(cfg, group, "nccl-pairwise")
     pair_format = re.search(r"printf '([^']*)' \"\$\{round\}\"", pairwise)
     assert pair_format is not None
     line = _bash(pairwise, f"printf '{pair_format[1]}' 2 gpu-i-0a gpu-i-0b")
     header = parse_pair_line(line)
     assert header is not None and header.round == 2 and header.nodes == ("gpu-i-0a", "gpu-i-0b")
 
-    efa_check = render_job(cfg, group, "efa-check")
+    efa_check = job_of(cfg, group, "efa-check")
     formats = re.findall(r"printf '(gpucluster-efa-check[^']*)'", efa_check)
     assert len(formats) == 2
     line = _bash(efa_check, f"printf '{formats[1]}' gpu-i-0a fail 31 32 8 gpu-i-0b '31 EFA devices, want 32'")
@@ -140,7 +140,7 @@ def test_printed_lines_parse_as_the_gate_reads_them() -> None:
 @pytest.mark.parametrize("count", range(2, 9))
 def test_pairwise_rounds_are_disjoint_and_change_partners(count: int) -> None:
     cfg = load_config(REPO / "examples" / "default.yaml")
-    script = render_job(cfg, cfg.compute_groups[0], "nccl-pairwise")
+    script = job_of(cfg, cfg.compute_groups[0], "nccl-pairwise")
     rounds = []
     for round_number in (1, 2):
         out = _bash(script, f"pair_indices {count} {round_number}")
@@ -158,13 +158,13 @@ def test_pairwise_rounds_are_disjoint_and_change_partners(count: int) -> None:
 def test_settings_render_and_reject_unsafe_values() -> None:
     cfg = load_config(REPO / "examples" / "default.yaml")
     group = cfg.compute_groups[0]
-    default = render_job(cfg, group, "nccl-tests")
+    default = job_of(cfg, group, "nccl-tests")
     assert 'CONFIGURED_TESTS_DIR="${NCCL_TESTS_DIR:-}"' in default
     assert 'CONTAINER_IMAGE="${NCCL_TESTS_CONTAINER-}"' in default
     image = "nvcr.io#nvidia/pytorch:25.06-py3"
     settings = {"nccl_tests_dir": "/opt/nccl-tests/build", "container_image": image}
     custom = cfg.model_copy(update={"validation": cfg.validation.model_validate(settings)})
-    rendered = render_job(custom, group, "nccl-tests")
+    rendered = job_of(custom, group, "nccl-tests")
     assert 'CONFIGURED_TESTS_DIR="${NCCL_TESTS_DIR:-/opt/nccl-tests/build}"' in rendered
     assert f'CONTAINER_IMAGE="${{NCCL_TESTS_CONTAINER-{image}}}"' in rendered
     unsafe = ({"nccl_tests_dir": "relative"}, {"nccl_tests_dir": "/a b"}, {"container_image": "x;rm -rf /"})
@@ -176,7 +176,7 @@ def test_settings_render_and_reject_unsafe_values() -> None:
 def test_unknown_job_is_refused() -> None:
     cfg = load_config(REPO / "examples" / "default.yaml")
     with pytest.raises(ValueError, match="unknown validation job"):
-        render_job(cfg, cfg.compute_groups[0], "burn-in")
+        job_of(cfg, cfg.compute_groups[0], "burn-in")
 
 
 # The pairwise job's rounds with the launcher replaced: run_nccl fails for the pair holding
@@ -211,7 +211,7 @@ def _rounds(script: str, tmp_path: Path, nodes: int, bad: str = "") -> subproces
 @pytest.mark.parametrize("nodes", [4, 5])
 def test_pairwise_runs_both_rounds_and_each_log_starts_with_its_pair(tmp_path: Path, nodes: int) -> None:
     cfg = load_config(REPO / "examples" / "default.yaml")
-    script = render_job(cfg, cfg.compute_groups[0], "nccl-pairwise")
+    script = job_of(cfg, cfg.compute_groups[0], "nccl-pairwise")
     result = _rounds(script, tmp_path, nodes)
     assert result.returncode == 0, result.stdout + result.stderr
     logs = sorted(tmp_path.glob("round*.log"))
@@ -228,7 +228,7 @@ def test_pairwise_runs_both_rounds_and_each_log_starts_with_its_pair(tmp_path: P
 
 def test_pairwise_goes_on_after_a_failed_pair_and_fails_loudly(tmp_path: Path) -> None:
     cfg = load_config(REPO / "examples" / "default.yaml")
-    script = render_job(cfg, cfg.compute_groups[0], "nccl-pairwise")
+    script = job_of(cfg, cfg.compute_groups[0], "nccl-pairwise")
     result = _rounds(script, tmp_path, 4, bad="n2")
     assert result.returncode == 1
     assert len(list(tmp_path.glob("round*.log"))) == 4
@@ -254,7 +254,7 @@ def test_render_writes_every_job_executable(tmp_path: Path) -> None:
     for group in cfg.compute_groups:
         for job in JOB_NAMES:
             path = tmp_path / "bundle" / "files" / "login" / job_path(group.name, job).lstrip("/")
-            assert path.read_text() == render_job(cfg, group, job)
+            assert path.read_text() == job_of(cfg, group, job)
             assert path.stat().st_mode & 0o111
 
 
@@ -263,7 +263,7 @@ def test_nccl_jobs_without_nccl_tests_settings_off_a_dlami_say_so(
 ) -> None:
     monkeypatch.setattr(jobs, "DLAMI_CUDA_LINK", str(tmp_path / "cuda"))
     cfg = load_config(REPO / "examples" / "default.yaml")
-    script = render_job(cfg, cfg.compute_groups[0], "nccl-tests")
+    script = job_of(cfg, cfg.compute_groups[0], "nccl-tests")
     result = subprocess.run(
         ["bash", "-c", 'source /dev/stdin <<<"$0"; find_nccl_tests', script],
         capture_output=True,
@@ -296,7 +296,7 @@ def test_readme_gate_command_names_the_files_the_jobs_write() -> None:
     assert command[command.index("--group") + 1] == group.name
     paths = [word.replace("<id>", "4242") for word in command if "<id>" in word]
     for job in ("efa-check", "nccl-tests", "nccl-pairwise"):
-        written = _written_names(render_job(cfg, group, job), job, "4242")
+        written = _written_names(job_of(cfg, group, job), job, "4242")
         # The gate reads efa-check's lines from its .out, the nccl jobs' runs from their logs.
         wanted = {name for name in written if name.endswith(".out" if job == "efa-check" else ".log")}
         assert any(fnmatch(name, path) for name in wanted for path in paths), (job, written, paths)
@@ -304,7 +304,7 @@ def test_readme_gate_command_names_the_files_the_jobs_write() -> None:
     every = {
         name
         for job in ("efa-check", "nccl-tests", "nccl-pairwise", "dcgm-diag")
-        for name in _written_names(render_job(cfg, group, job), job, "4242")
+        for name in _written_names(job_of(cfg, group, job), job, "4242")
     }
     assert all(any(fnmatch(name, path) for name in every) for path in paths), (paths, every)
 
@@ -317,9 +317,7 @@ def test_job_time_limits_stay_within_the_groups_max_time(tmp_path: Path) -> None
     )
     cfg = load_config(config)
     group = cfg.compute_groups[0]
-    limits = {
-        job: re.search(r"^#SBATCH --time=(\d+)$", render_job(cfg, group, job), re.M) for job in JOB_NAMES
-    }
+    limits = {job: re.search(r"^#SBATCH --time=(\d+)$", job_of(cfg, group, job), re.M) for job in JOB_NAMES}
     assert {job: int(found[1]) for job, found in limits.items() if found} == {
         "efa-check": 15,
         "nccl-tests": 20,

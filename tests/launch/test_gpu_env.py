@@ -13,7 +13,7 @@ from gpucluster.bootstrap.bundle import bundle_files
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
 from gpucluster.container.dockerfile import render_dockerfile
-from gpucluster.jobs.validation import job_path, render_job
+from gpucluster.jobs.validation import job_path
 from gpucluster.launch.gpu_env import (
     LIBRARY_DIRS,
     NCCL_NET_NAME,
@@ -21,9 +21,9 @@ from gpucluster.launch.gpu_env import (
     gpu_env_path,
     render_gpu_env,
 )
-from gpucluster.launch.torchrun import render_torchrun
 from gpucluster.resolved import resolve
 from gpucluster.resolved.node_layout import NODE_LAYOUT
+from tests.jobs.rendered import job_of, torchrun_of
 from tests.shellcheck import assert_shellcheck_clean
 
 REPO = Path(__file__).resolve().parents[2]
@@ -89,7 +89,7 @@ def test_every_group_keeps_its_own_file_where_every_gpu_job_sources_it(cfg: Clus
     for group in cfg.compute_groups:
         assert bundle[f"files/compute-{group.name}{path}"] == render_gpu_env(cfg, group)
         for job in (*NCCL_JOBS, "torchrun"):
-            script = render_torchrun(cfg, group) if job == "torchrun" else render_job(cfg, group, job)
+            script = torchrun_of(cfg, group) if job == "torchrun" else job_of(cfg, group, job)
             assert f'readonly GPU_ENV="{path}"' in script, job
     # Login nodes run no GPU process.
     assert not any(name.startswith("files/login") and name.endswith(path) for name in bundle)
@@ -98,7 +98,7 @@ def test_every_group_keeps_its_own_file_where_every_gpu_job_sources_it(cfg: Clus
 def test_no_job_sets_the_network_itself(cfg: ClusterConfig) -> None:
     for group in cfg.compute_groups:
         for job in (*NCCL_JOBS, "torchrun", "efa-check", "dcgm-diag"):
-            script = render_torchrun(cfg, group) if job == "torchrun" else render_job(cfg, group, job)
+            script = torchrun_of(cfg, group) if job == "torchrun" else job_of(cfg, group, job)
             code = "\n".join(line for line in script.splitlines() if not line.lstrip().startswith("#"))
             assert not NETWORK_VARIABLES.findall(code), (job, NETWORK_VARIABLES.findall(code))
             assert "/opt/amazon/ofi-nccl" not in code, job
@@ -109,12 +109,12 @@ def test_every_nccl_launch_runs_inside_the_file(cfg: ClusterConfig) -> None:
     what GPU_ENV_RUN execs after sourcing the file, and a container gets the file mounted."""
     for group in cfg.compute_groups:
         for job in NCCL_JOBS:
-            script = render_job(cfg, group, job)
+            script = job_of(cfg, group, job)
             launches = re.findall(r"^\s+\"\$\{GPU_ENV_RUN\[@\]\}\" \"\$\{binary\}\"", script, re.MULTILINE)
             assert len(launches) == 2, job
             assert re.search(r'"\$\{binary\}"', script.split("GPU_ENV_RUN=")[0]) is None
             assert "${NODE_LIB_DIR}:${NODE_LIB_DIR}:ro" in script
-        torchrun = render_torchrun(cfg, group)
+        torchrun = torchrun_of(cfg, group)
         body = torchrun.split("launch_node() {", 1)[1].split("\n}\n", 1)[0]
         # The file is sourced before torchrun starts, on every node, in the container too.
         assert body.index('source "${GPU_ENV}"') < body.index('exec "${TORCHRUN}"')
@@ -137,6 +137,6 @@ def test_the_jobs_name_the_node_files_of_the_suite_when_told(tmp_path: Path) -> 
     cfg = load_config(REPO / "examples" / "default.yaml")
     group = cfg.compute_groups[0]
     lib_dir = str(tmp_path / "lib")
-    assert f'readonly GPU_ENV="{lib_dir}/gpu-env.sh"' in render_job(cfg, group, "nccl-tests", lib_dir)
-    assert f'readonly GPU_ENV="{lib_dir}/gpu-env.sh"' in render_torchrun(cfg, group, lib_dir)
+    assert f'readonly GPU_ENV="{lib_dir}/gpu-env.sh"' in job_of(cfg, group, "nccl-tests", lib_dir)
+    assert f'readonly GPU_ENV="{lib_dir}/gpu-env.sh"' in torchrun_of(cfg, group, lib_dir)
     assert job_path(group.name, "torchrun").endswith("/torchrun.sbatch")

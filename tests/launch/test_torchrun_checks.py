@@ -13,7 +13,7 @@ import pytest
 from gpucluster.config.loader import load_config
 from gpucluster.launch.gpu_env import PLUGIN_FILE
 from gpucluster.launch.node_lib import node_lib_files, trainer_dir, trainer_sources
-from gpucluster.launch.torchrun import render_torchrun
+from tests.jobs.rendered import torchrun_of
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,7 +22,7 @@ def run_check(
     tmp_path: Path, *, nodes: int, gpus: bool, plugin: bool, efa_device: bool
 ) -> subprocess.CompletedProcess[str]:
     cfg = load_config(REPO / "examples" / "default.yaml")
-    script = render_torchrun(cfg, cfg.compute_groups[0], str(tmp_path / "lib"))
+    script = torchrun_of(cfg, cfg.compute_groups[0], str(tmp_path / "lib"))
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "fi_info").write_text(f"#!/bin/bash\nexit {0 if efa_device else 1}\n")

@@ -20,9 +20,10 @@ from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
 from gpucluster.jobs.validation import job_path
 from gpucluster.launch.node_lib import node_lib_files
-from gpucluster.launch.torchrun import JOB, RENDEZVOUS_PORT, SIGNAL_SECONDS, render_torchrun, torchrun_files
+from gpucluster.launch.torchrun import JOB, RENDEZVOUS_PORT, SIGNAL_SECONDS, torchrun_files
 from gpucluster.resolved import resolve
 from gpucluster.resolved.node_layout import NODE_LAYOUT
+from tests.jobs.rendered import torchrun_of
 from tests.shellcheck import assert_shellcheck_clean
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,19 +42,19 @@ def directives(script: str) -> dict[str, str]:
 
 def test_every_group_gets_the_job_on_login_nodes(cfg: ClusterConfig, tmp_path: Path) -> None:
     bundle = bundle_files(resolve(cfg))
-    files = torchrun_files(cfg)
+    files = torchrun_files(resolve(cfg))
     assert len(files) == len(cfg.compute_groups)
     for group in cfg.compute_groups:
         path = job_path(group.name, JOB)
         assert path == f"{NODE_LAYOUT.jobs_dir}/{group.name}/torchrun.sbatch"
-        assert bundle[f"files/login{path}"] == files[path] == render_torchrun(cfg, group)
+        assert bundle[f"files/login{path}"] == files[path] == torchrun_of(cfg, group)
         assert f'"{path}"' in bundle["conf/cluster.sh"]
 
 
 def test_directives_follow_the_catalog_and_the_config(cfg: ClusterConfig) -> None:
     for group in cfg.compute_groups:
         instance = group.instance
-        script = render_torchrun(cfg, group)
+        script = torchrun_of(cfg, group)
         found = directives(script)
         # One launcher per node holding every CPU; it starts one process per GPU itself.
         assert found["ntasks-per-node"] == "1"
@@ -75,13 +76,13 @@ def test_directives_follow_the_catalog_and_the_config(cfg: ClusterConfig) -> Non
 def test_without_fsx_checkpoints_go_to_home() -> None:
     cfg = load_config(REPO / "examples" / "default.yaml")
     bare = cfg.model_copy(update={"storage": cfg.storage.model_copy(update={"fsx_lustre": None})})
-    script = render_torchrun(bare, bare.compute_groups[0])
+    script = torchrun_of(bare, bare.compute_groups[0])
     assert 'readonly STORAGE_ROOT=""' in script
     assert "default $HOME/$USER/checkpoints/" in script
 
 
 def test_job_passes_shellcheck(cfg: ClusterConfig, tmp_path: Path) -> None:
-    assert_shellcheck_clean(torchrun_files(cfg), tmp_path)
+    assert_shellcheck_clean(torchrun_files(resolve(cfg)), tmp_path)
 
 
 def test_render_writes_the_job_executable(tmp_path: Path) -> None:
@@ -89,7 +90,7 @@ def test_render_writes_the_job_executable(tmp_path: Path) -> None:
     render_to_dir(cfg, tmp_path)
     for group in cfg.compute_groups:
         path = tmp_path / "bundle" / "files" / "login" / job_path(group.name, JOB).lstrip("/")
-        assert path.read_text() == render_torchrun(cfg, group)
+        assert path.read_text() == torchrun_of(cfg, group)
         assert path.stat().st_mode & 0o111
 
 
@@ -194,7 +195,7 @@ def _script(tmp_path: Path) -> Path:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text)
     script = tmp_path / "torchrun.sbatch"
-    script.write_text(render_torchrun(cfg, group, lib_dir))
+    script.write_text(torchrun_of(cfg, group, lib_dir))
     return script
 
 
@@ -288,7 +289,7 @@ def test_bad_settings_fail_before_anything_starts(tmp_path: Path) -> None:
 )
 def test_slurm_time_limits_read_as_seconds(limit: str, seconds: int) -> None:
     cfg = load_config(REPO / "examples" / "default.yaml")
-    script = render_torchrun(cfg, cfg.compute_groups[0])
+    script = torchrun_of(cfg, cfg.compute_groups[0])
     result = subprocess.run(
         ["bash", "-c", f'source /dev/stdin <<<"$0"; slurm_seconds "{limit}"', script],
         capture_output=True,
