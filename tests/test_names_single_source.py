@@ -22,6 +22,7 @@ from gpucluster.config.loader import load_config
 from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm_release import PINNED_SHA256
+from tests.slurm.conf_text import conf_line_of
 
 REPO = Path(__file__).resolve().parent.parent
 PRODUCTION_DIRS = ("gpucluster", "constructs_lib", "stacks", "templates")
@@ -222,7 +223,7 @@ def test_the_group_feature_and_partition_agree_across_slurm_conf_slurmd_and_the_
     for group in cfg.compute_groups:
         feature = names.group_feature(group.name)
         assert f"Nodeset={slurm_conf.nodeset(group)} Feature={feature}\n" in text
-        assert f" Feature={feature}," in slurm_conf.slurmd_conf_line(cfg, group)
+        assert f" Feature={feature}," in conf_line_of(cfg, group)
         assert f"Feature={feature}" in maintenance.anchor_command(group.name)
         partition = names.group_partition(group.name)
         assert f"\nPartitionName={partition} Nodes={slurm_conf.nodeset(group)} " in text

@@ -114,7 +114,7 @@ def bundle_files(
             _role_tree(
                 f"compute-{group.name}",
                 {
-                    site.healthcheck_program: slurm_conf.render_healthcheck(cfg, group.config, site),
+                    site.healthcheck_program: slurm_conf.render_healthcheck(resolved, group, site),
                     "/etc/enroot/enroot.conf": enroot_conf(
                         cfg, f"compute group {group.name}", COMPUTE_ENROOT
                     ),

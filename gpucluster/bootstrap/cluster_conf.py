@@ -178,7 +178,7 @@ def group_settings(resolved: ResolvedCluster) -> tuple[GroupSettings, ...]:
     return tuple(
         GroupSettings(
             name=group.name,
-            slurmd_conf=slurm_conf.slurmd_conf_line(resolved.config, group.config),
+            slurmd_conf=slurm_conf.slurmd_conf_line(resolved, group),
             lustre_efa_interfaces=lustre_efa_interfaces(resolved.config, group),
             nvswitch=group.instance.nvswitch,
         )

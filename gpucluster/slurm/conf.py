@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from gpucluster import names
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
-from gpucluster.efa import efa_count
 from gpucluster.rendering import render
+from gpucluster.resolved import ResolvedCluster, ResolvedGroup
 from gpucluster.slurm.health_probes import FABRIC_MANAGER_UNIT, KILL_GRACE_SECONDS, ProbeTimeouts
 
 # SPANNING_PARTITION and real_memory_mib stay importable from here, where callers name them.
@@ -173,7 +173,7 @@ def gres(group: ComputeGroupConfig) -> str:
     return f"gpu:{instance.slurm_gpu_type}:{instance.gpu_count}"
 
 
-def slurmd_conf_line(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
+def slurmd_conf_line(resolved: ResolvedCluster, group: ResolvedGroup) -> str:
     """The `--conf` string a compute node of `group` passes to `slurmd -Z`.
 
     `slurmd --conf` takes node-line syntax except NodeName and Port (slurmd(8)). The GRES
@@ -187,11 +187,10 @@ def slurmd_conf_line(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
     layout it replaces the detected topology with one socket per CPU (seen on 22.05:
     "SocketsPerBoard=192:1(hw) CoresPerSocket=1:2(hw)"), and with it Slurm derives it.
     """
-    if group not in cfg.compute_groups:
-        raise ValueError(f"compute group {group.name} is not part of cluster {cfg.name}")
+    _check_member(resolved, group)
     instance = group.instance
-    features = f"{names.group_feature(group.name)},{instance.name}"
-    line = f"Gres={gres(group)} Feature={features} RealMemory={real_memory_mib(group)}"
+    features = f"{group.feature},{instance.name}"
+    line = f"Gres={gres(group.config)} Feature={features} RealMemory={real_memory_mib(group.config)}"
     if instance.gpu_sockets is None:
         return line
     layout = instance.gpu_sockets.layout
@@ -199,6 +198,11 @@ def slurmd_conf_line(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
         f"{line} Sockets={layout.sockets} CoresPerSocket={layout.cores_per_socket} "
         f"ThreadsPerCore={layout.threads_per_core}"
     )
+
+
+def _check_member(resolved: ResolvedCluster, group: ResolvedGroup) -> None:
+    if group not in resolved.groups:
+        raise ValueError(f"compute group {group.name} is not part of cluster {resolved.name}")
 
 
 def max_node_count(cfg: ClusterConfig) -> int:
@@ -244,20 +248,19 @@ def required_mounts(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> list[s
     return [f"{site.mount_root}{mount}" for mount in mounts]
 
 
-def render_healthcheck(cfg: ClusterConfig, group: ComputeGroupConfig, site: SlurmSite = SlurmSite()) -> str:
+def render_healthcheck(resolved: ResolvedCluster, group: ResolvedGroup, site: SlurmSite = SlurmSite()) -> str:
     """The HealthCheckProgram for nodes of `group` (also run by the bootstrap with --pre-join)."""
-    if group not in cfg.compute_groups:
-        raise ValueError(f"compute group {group.name} is not part of cluster {cfg.name}")
+    _check_member(resolved, group)
     instance = group.instance
-    mounts = required_mounts(cfg, site)
+    mounts = required_mounts(resolved.config, site)
     site.probe_timeouts.check_budget(len(mounts))
     return render(
         f"{TEMPLATE_DIR}/healthcheck.sh.j2",
-        cluster=cfg.name,
+        cluster=resolved.name,
         group=group.name,
         instance_type=instance.name,
         gpu_count=instance.gpu_count,
-        efa_count=efa_count(instance) if group.efa else 0,
+        efa_count=group.efa_count,
         nvswitch=instance.nvswitch,
         fabric_manager_unit=FABRIC_MANAGER_UNIT,
         mounts=mounts,

@@ -12,9 +12,10 @@ import pytest
 from gpucluster.bootstrap.render_files import render_to_dir
 from gpucluster.names import LAUNCH_LIFECYCLE_HOOK
 from gpucluster.resolved.node_layout import NODE_LAYOUT
-from gpucluster.slurm.conf import node_local_files, node_name, render_slurm_files, slurmd_conf_line
+from gpucluster.slurm.conf import node_local_files, node_name, render_slurm_files
 from tests.bootstrap_runs import CHANGING_CALLS, abandoned, continued, example, slurmd_dropin, with_group
 from tests.shell_harness import INSTANCE_ID, MUNGE_SECRET, Node
+from tests.slurm.conf_text import conf_line_of
 
 
 def test_compute_joins_after_pinning_the_kernel_first(tmp_path: Path) -> None:
@@ -145,7 +146,7 @@ def test_slurmd_conf_line_matches_the_catalog(
     node = Node(tmp_path, cfg, gpus=group.instance.gpu_count, efa=efa)
     run = node.run("compute", "train")
     assert run.returncode == 0, run.output
-    line = slurmd_conf_line(cfg, group)
+    line = conf_line_of(cfg, group)
     assert f"Gres={gres} " in line
     assert f"Feature=train,{instance_type}" in line
     assert f'-Z --conf-server slurmctld.demo.gpucluster.internal:6817 --conf "{line}"' in slurmd_dropin(node)

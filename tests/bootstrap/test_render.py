@@ -15,9 +15,10 @@ from gpucluster.bootstrap.userdata import USER_DATA_LIMIT
 from gpucluster.config.loader import load_config
 from gpucluster.names import LAUNCH_LIFECYCLE_HOOK
 from gpucluster.resolved import resolve
-from gpucluster.slurm.conf import node_local_files, slurmd_conf_line
+from gpucluster.slurm.conf import node_local_files
 from gpucluster.synth.summary import user_data_sizes
 from tests.shellcheck import SHELLCHECK
+from tests.slurm.conf_text import conf_line_of
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
@@ -40,7 +41,7 @@ def test_bundle_has_every_role_and_group(cfg) -> None:
         tree = f"files/compute-{group.name}"
         assert f"{tree}/usr/local/sbin/gpucluster-healthcheck" in files
         assert f"{tree}/etc/enroot/enroot.conf" in files
-        assert f'SLURMD_CONF="{slurmd_conf_line(cfg, group)}"' in files["conf/cluster.sh"]
+        assert f'SLURMD_CONF="{conf_line_of(cfg, group)}"' in files["conf/cluster.sh"]
         lustre_efa = lustre_efa_interfaces(cfg, resolve(cfg).group(group.name))
         assert f"LUSTRE_EFA_INTERFACES={lustre_efa}" in files["conf/cluster.sh"]
 

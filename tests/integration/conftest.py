@@ -31,6 +31,7 @@ from tests.integration.prerequisites import missing_prerequisites, unavailable
 from tests.integration.queries import node_states
 from tests.integration.vendor_builds import enroot_root as build_enroot
 from tests.integration.vendor_builds import pyxis_library as build_pyxis
+from tests.slurm.conf_text import conf_line_of
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "default.yaml"
@@ -152,7 +153,7 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
         # Pushed first: a controller that starts but never answers is stopped too.
         teardown.push("slurmctld", lambda: cluster.stop_controller(hard=False))
         cluster.start_controller()
-        line = slurm_conf.slurmd_conf_line(cfg, group)
+        line = conf_line_of(cfg, group)
         for index, instance_id in NODE_INSTANCES.items():
             node = cluster.add_node(index, instance_id)
             node.start(line)

@@ -18,6 +18,7 @@ from tests.fake_nvml import fake_gpus_conf
 from tests.integration.host import Teardown, run
 from tests.integration.network import CONTROLLER_IP
 from tests.integration.prerequisites import ProcessTracking
+from tests.slurm.conf_text import healthcheck_of
 
 NODE_LOCAL_PATHS = (NVME_MOUNT, "/run")
 SLURMCTLD_PORT = 16817
@@ -155,7 +156,7 @@ def write_site_files(
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text)
     healthcheck = Path(site.healthcheck_program)
-    healthcheck.write_text(slurm_conf.render_healthcheck(cfg, group, site))
+    healthcheck.write_text(healthcheck_of(cfg, group, site))
     healthcheck.chmod(0o755)
     tools = {
         "nvidia-smi": FAKE_NVIDIA_SMI.format(override_dir=gpu_override_dir(root)),

@@ -20,7 +20,7 @@ from tests.fake_nvml import fake_gpus_conf
 from tests.integration.cluster import SlurmCluster
 from tests.integration.queries import one_record
 from tests.integration.site_files import FAKE_GPU_DEVICE_PREFIX
-from tests.slurm.conf_text import with_groups
+from tests.slurm.conf_text import conf_line_of, with_groups
 
 pytestmark = pytest.mark.slurm
 
@@ -82,7 +82,7 @@ def test_slurmd_takes_each_gpus_file_and_cpus_from_nvml(cluster: SlurmCluster, t
     """The registered type (h100) replaces NVML's name (nvidia_h100_80gb_hbm3), and each GPU
     keeps the cores NVML gave it: socket 0's 48 for GPUs 0-3, socket 1's for 4-7."""
     conf = rendered_with_nvml(cluster, cluster.cfg, tmp_path, cluster.group.instance)
-    gres, output = slurmd_gres(cluster, conf, slurm_conf.slurmd_conf_line(cluster.cfg, cluster.group))
+    gres, output = slurmd_gres(cluster, conf, conf_line_of(cluster.cfg, cluster.group))
     # slurmd -G writes no topology cache and says so on every run; it then reads the hardware.
     errors = [
         line
@@ -141,7 +141,7 @@ def test_two_sizes_of_one_gpu_each_get_their_own_cpus(cluster: SlurmCluster, tmp
     }
     for group in (small, large):
         conf = rendered_with_nvml(cluster, mixed, tmp_path / group.name, group.instance)
-        gres, output = slurmd_gres(cluster, conf, slurm_conf.slurmd_conf_line(mixed, group))
+        gres, output = slurmd_gres(cluster, conf, conf_line_of(mixed, group))
         assert gres == expected[group.name], output
         assert "Invalid GRES data" not in output
 
@@ -152,7 +152,7 @@ def test_a_node_whose_nvml_finds_fewer_gpus_than_it_registers_is_refused(cluster
     with the reason, so no job is given a GPU that is not there."""
     node = cluster.add_node(*SHORT_NODE)
     try:
-        node.start(slurm_conf.slurmd_conf_line(cluster.cfg, cluster.group), nvml_gpus=7)
+        node.start(conf_line_of(cluster.cfg, cluster.group), nvml_gpus=7)
         info = cluster.wait_node_state(
             node.name, lambda s: "DRAIN" in s or "INVAL" in s, "to be refused", REFUSAL_TIMEOUT
         )

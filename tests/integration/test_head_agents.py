@@ -14,10 +14,10 @@ from botocore.stub import ANY, Stubber
 
 from gpucluster.agents import capacity_controller, maintenance, node_cleanup
 from gpucluster.agents.scontrol import CommandResult, Runner
-from gpucluster.slurm import conf as slurm_conf
 from tests.agents.fakes import Aws
 from tests.integration.cluster import SlurmCluster
 from tests.integration.queries import node_states
+from tests.slurm.conf_text import conf_line_of
 
 pytestmark = pytest.mark.slurm
 
@@ -111,7 +111,7 @@ def test_capacity_block_reservation_holds_back_jobs_that_would_cross_it(cluster:
 def test_node_whose_instance_is_gone_is_removed(cluster: SlurmCluster):
     index, instance_id = SPARE_NODE
     spare = cluster.add_node(index, instance_id)
-    spare.start(slurm_conf.slurmd_conf_line(cluster.cfg, cluster.group))
+    spare.start(conf_line_of(cluster.cfg, cluster.group))
     cluster.wait_node_state(spare.name, lambda s: "IDLE" in s, "to register", JOB_TIMEOUT)
     living = {node.name.removeprefix(f"{cluster.group.name}-") for node in cluster.nodes.values()}
     living.discard(instance_id)

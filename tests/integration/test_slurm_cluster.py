@@ -15,6 +15,7 @@ from gpucluster.slurm_release import PINNED_SLURM
 from tests.integration.cluster import SlurmCluster
 from tests.integration.host import wait_for
 from tests.integration.queries import node_states
+from tests.slurm.conf_text import conf_line_of
 
 pytestmark = pytest.mark.slurm
 
@@ -179,7 +180,7 @@ def test_node_killed_mid_job_goes_down_and_the_job_completes_on_another(cluster:
         runs = [line for line in out.read_text().splitlines() if line.startswith("run ")]
         assert runs == [f"run restart=0 host={first}", f"run restart=1 host={survivor}"]
     finally:
-        victim.start(slurm_conf.slurmd_conf_line(cluster.cfg, cluster.group))
+        victim.start(conf_line_of(cluster.cfg, cluster.group))
     # The replacement registers under the same name; ReturnToService=2 puts it back in service.
     cluster.wait_node_state(first, lambda s: "IDLE" in s and "DOWN" not in s, "to return", JOB_TIMEOUT)
 
@@ -210,7 +211,7 @@ def test_node_finds_the_controller_by_its_srv_record(cluster: SlurmCluster):
     resolv_conf = cluster.dns()
     node = cluster.add_node(*SRV_NODE)
     try:
-        node.start(slurm_conf.slurmd_conf_line(cfg, cluster.group), resolv_conf=resolv_conf)
+        node.start(conf_line_of(cfg, cluster.group), resolv_conf=resolv_conf)
         info = cluster.wait_node_state(node.name, lambda s: "IDLE" in s, "to register", JOB_TIMEOUT)
         assert info["NodeAddr"] == node.address
         queries = (cluster.root / "log" / "dnsmasq.log").read_text()

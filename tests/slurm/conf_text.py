@@ -1,12 +1,26 @@
 """Reading what gpucluster renders for Slurm: `Key=value` lines as slurm.conf, gres.conf
-and cgroup.conf write them, and a config whose one group is of a given type."""
+and cgroup.conf write them, a config whose one group is of a given type, and one group's
+slurmd line and health check as the bundle renders them (through resolve)."""
 
 from __future__ import annotations
 
 import yaml
 
-from gpucluster.config import ClusterConfig
+from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.resolved import resolve
+from gpucluster.slurm import conf as slurm_conf
+from gpucluster.slurm.conf import SlurmSite
 from tests.conftest import REPO
+
+
+def conf_line_of(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
+    resolved = resolve(cfg)
+    return slurm_conf.slurmd_conf_line(resolved, resolved.group(group.name))
+
+
+def healthcheck_of(cfg: ClusterConfig, group: ComputeGroupConfig, site: SlurmSite | None = None) -> str:
+    resolved = resolve(cfg)
+    return slurm_conf.render_healthcheck(resolved, resolved.group(group.name), site or SlurmSite())
 
 
 def settings(text: str) -> dict[str, list[str]]:

@@ -7,9 +7,9 @@ import subprocess
 from pathlib import Path
 
 from gpucluster.config import ClusterConfig
-from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
 from gpucluster.slurm.health_probes import ProbeTimeouts
+from tests.slurm.conf_text import healthcheck_of
 
 
 class FakeNode:
@@ -77,7 +77,7 @@ class FakeNode:
 
 def run_healthcheck(node: FakeNode, cfg: ClusterConfig, *args: str) -> subprocess.CompletedProcess:
     script = node.bin.parent / "healthcheck.sh"
-    script.write_text(slurm_conf.render_healthcheck(cfg, cfg.compute_groups[0], node.site()))
+    script.write_text(healthcheck_of(cfg, cfg.compute_groups[0], node.site()))
     # slurmd gives the program SLURMD_NODENAME and nothing else.
     return subprocess.run(
         ["/bin/bash", str(script), *args],

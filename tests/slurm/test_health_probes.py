@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from gpucluster.config.loader import load_config
-from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
 from gpucluster.slurm.health_probes import (
     KILL_GRACE_SECONDS,
@@ -16,6 +15,7 @@ from gpucluster.slurm.health_probes import (
     SLURMD_HEALTHCHECK_LIMIT_SECONDS,
     ProbeTimeouts,
 )
+from tests.slurm.conf_text import healthcheck_of
 
 REPO = Path(__file__).resolve().parents[2]
 # /home plus the FSx mount point: the most mounts a node checks.
@@ -37,7 +37,7 @@ def test_timeouts_past_the_budget_are_refused_at_render():
     cfg = load_config(REPO / "examples" / "default.yaml")
     site = SlurmSite(probe_timeouts=ProbeTimeouts(nvidia_smi=40))
     with pytest.raises(ValueError, match=r"more than the 50 s left under slurmd's 60 s"):
-        slurm_conf.render_healthcheck(cfg, cfg.compute_groups[0], site)
+        healthcheck_of(cfg, cfg.compute_groups[0], site)
 
 
 def test_zero_timeout_is_refused():
@@ -49,7 +49,7 @@ def test_zero_timeout_is_refused():
 def test_every_probe_in_the_rendered_check_is_bounded(example):
     cfg = load_config(example)
     for group in cfg.compute_groups:
-        script = slurm_conf.render_healthcheck(cfg, group)
+        script = healthcheck_of(cfg, group)
         for tool in ("nvidia-smi", "fi_info", "mountpoint", "munge", "unmunge", "scontrol"):
             calls = [line for line in script.splitlines() if re.search(rf"(^|[\s(|]){tool} ", line)]
             calls = [line for line in calls if not line.lstrip().startswith(("#", "log ", "fail "))]

@@ -18,6 +18,7 @@ from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.health_probes import ProbeTimeouts
 from tests.conftest import REPO
 from tests.shellcheck import SHELLCHECK
+from tests.slurm.conf_text import healthcheck_of
 from tests.slurm.healthcheck_node import FakeNode, run_healthcheck
 
 
@@ -25,7 +26,7 @@ from tests.slurm.healthcheck_node import FakeNode, run_healthcheck
 def test_healthcheck_is_shellcheck_clean(example, tmp_path):
     for group in example.compute_groups:
         script = tmp_path / f"healthcheck-{group.name}.sh"
-        script.write_text(slurm_conf.render_healthcheck(example, group))
+        script.write_text(healthcheck_of(example, group))
         result = subprocess.run(
             [str(SHELLCHECK), "--severity=style", str(script)], capture_output=True, text=True
         )
@@ -98,7 +99,7 @@ class TestHealthcheck:
             fabric_manager_active=False,
         )
         script = tmp_path / "healthcheck.sh"
-        script.write_text(slurm_conf.render_healthcheck(cfg, group, node.site()))
+        script.write_text(healthcheck_of(cfg, group, node.site()))
         result = subprocess.run(
             ["/bin/bash", str(script), "--pre-join"], env={}, capture_output=True, text=True, timeout=30
         )

@@ -12,7 +12,7 @@ from gpucluster.config.slurm_time import parse_minutes
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
 from tests.conftest import REPO
-from tests.slurm.conf_text import line_fields, settings, single
+from tests.slurm.conf_text import healthcheck_of, line_fields, settings, single
 
 
 class TestSlurmConf:
@@ -154,7 +154,7 @@ class TestSlurmConf:
         assert single(conf, "SlurmdParameters") == "config_overrides"
         assert single(conf, "MessageTimeout") == "3"
         assert single(conf, "SchedulerParameters") == "sched_interval=2,bf_interval=1"
-        healthcheck = slurm_conf.render_healthcheck(cfg, cfg.compute_groups[0], site)
+        healthcheck = healthcheck_of(cfg, cfg.compute_groups[0], site)
         assert 'export SLURM_CONF="/tmp/etc/slurm.conf"' in healthcheck.splitlines()
         assert slurm_conf.conf_server(cfg, site) == "10.213.0.1:16817"
 

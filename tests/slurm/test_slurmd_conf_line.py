@@ -6,9 +6,10 @@ import pytest
 
 from gpucluster.catalog import load_catalog
 from gpucluster.config.loader import load_config
+from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
 from tests.conftest import REPO
-from tests.slurm.conf_text import with_group, with_groups
+from tests.slurm.conf_text import conf_line_of, with_group, with_groups
 
 
 class TestSlurmdConfLine:
@@ -31,7 +32,7 @@ class TestSlurmdConfLine:
     )
     def test_catalog_values(self, instance_type, expected):
         cfg = with_group(instance_type)
-        assert slurm_conf.slurmd_conf_line(cfg, cfg.compute_groups[0]) == expected
+        assert conf_line_of(cfg, cfg.compute_groups[0]) == expected
 
     def test_memory_reserve_is_five_percent_rounded_in_favour_of_the_os(self):
         cfg = with_group("p5.48xlarge")
@@ -40,7 +41,7 @@ class TestSlurmdConfLine:
 
     def test_every_example_group_advertises_its_gpus(self, example):
         for group in example.compute_groups:
-            line = slurm_conf.slurmd_conf_line(example, group)
+            line = conf_line_of(example, group)
             fields = dict(item.split("=", 1) for item in line.split())
             layout = {"Sockets", "CoresPerSocket", "ThreadsPerCore"}
             assert set(fields) == {"Gres", "Feature", "RealMemory"} | (
@@ -54,9 +55,7 @@ class TestSlurmdConfLine:
         """Cores= count cores in the catalog's layout; a node registers that layout, so that
         slurmctld holds the node to it. Types without a verified layout let slurmd detect."""
         cfg = with_groups(instance_type)
-        fields = dict(
-            item.split("=", 1) for item in slurm_conf.slurmd_conf_line(cfg, cfg.compute_groups[0]).split()
-        )
+        fields = dict(item.split("=", 1) for item in conf_line_of(cfg, cfg.compute_groups[0]).split())
         topology = cfg.compute_groups[0].instance.gpu_sockets
         if topology is None:
             assert not {"Sockets", "CoresPerSocket", "ThreadsPerCore", "CPUs"} & set(fields)
@@ -71,9 +70,9 @@ class TestSlurmdConfLine:
 
     def test_group_of_another_cluster_is_refused(self):
         cfg = load_config(REPO / "examples" / "default.yaml")
-        other = load_config(REPO / "examples" / "mixed.yaml").compute_groups[1]
+        other = resolve(load_config(REPO / "examples" / "mixed.yaml")).groups[1]
         with pytest.raises(ValueError, match="not part of cluster demo"):
-            slurm_conf.slurmd_conf_line(cfg, other)
+            slurm_conf.slurmd_conf_line(resolve(cfg), other)
 
 
 class TestNodeName:
