@@ -35,6 +35,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.config": 1,
     "gpucluster.names": 1,
     "gpucluster.rendering": 1,
+    # what the node-file renderer hands the infrastructure (bundle, user data), imported by both
+    "gpucluster.node_files": 1,
     # a verb's --group, read against the config in one place
     "gpucluster.group_option": 1,
     # AWS clients made in one place and their failures as one line
