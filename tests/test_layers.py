@@ -57,8 +57,7 @@ LAYERS: dict[str, int] = {
     "gpucluster.launch": 2,
     "gpucluster.plan": 2,
     # CloudFormation: constructs, stacks, the app, and what reads its output
-    "constructs_lib": 3,
-    "stacks": 3,
+    "gpucluster.infra": 3,
     "gpucluster.synth": 3,
     "gpucluster.diff": 3,
     "gpucluster.scan": 3,
@@ -71,7 +70,7 @@ LAYERS: dict[str, int] = {
     "gpucluster.__main__": 4,
     "gpucluster": 4,  # the package's own __init__ only
 }
-SOURCES = ("gpucluster", "constructs_lib", "stacks")
+SOURCES = ("gpucluster",)
 
 
 def layer_of(module: str) -> int | None:
@@ -93,7 +92,7 @@ def module_name(path: Path) -> str:
 
 
 def project_imports(path: Path) -> list[tuple[int, str]]:
-    """(line, module) of every import of gpucluster, constructs_lib or stacks in a file."""
+    """(line, module) of every import of gpucluster in a file."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):

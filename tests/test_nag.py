@@ -54,11 +54,11 @@ def test_without_nag_a_finding_does_not_stop_synth(tmp_path, example_configs):
     assert not (tmp_path / "validation-report.json").exists()
 
 
-def test_the_checks_see_the_resources_constructs_lib_builds(tmp_path, example_configs, monkeypatch):
-    """constructs_lib builds core CfnResources, which no cdk-nag rule recognizes by class;
+def test_the_checks_see_the_resources_the_constructs_build(tmp_path, example_configs, monkeypatch):
+    """gpucluster.infra.constructs builds core CfnResources, which no cdk-nag rule recognizes by class;
     the checks judge them as their L1s. Without the head node's acknowledgement its
     finding is back, named by the construct path of the synthesized app."""
-    from constructs_lib import head_node
+    from gpucluster.infra.constructs import head_node
 
     monkeypatch.setattr(head_node, "acknowledge", lambda *args, **kwargs: None)
     cfg = example_configs["default"]

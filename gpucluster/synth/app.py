@@ -56,12 +56,12 @@ def _build_app(cfg: ClusterConfig, outdir: str | None, context: dict[str, Any] |
     use_wheel_node()
     import aws_cdk as cdk
 
-    from constructs_lib.cfn_tags import tagging_every_resource
-    from constructs_lib.cluster_network import TAG_KEYS as network_tag_keys
+    from gpucluster.infra.constructs.cfn_tags import tagging_every_resource
+    from gpucluster.infra.constructs.cluster_network import TAG_KEYS as network_tag_keys
 
     app = new_app(outdir, context)
     cluster_tags = {**cfg.tags, names.CLUSTER_TAG: cfg.name}
-    # constructs_lib writes these tags into each resource it builds (constructs_lib/cfn_tags);
+    # The constructs write these tags into each resource they build (gpucluster.infra.constructs.cfn_tags);
     # Tags.of(app) gives them to the stacks and to any L1 added to the app.
     with tagging_every_resource(cluster_tags, (names.ROLE_TAG, names.GROUP_TAG, *network_tag_keys)):
         _add_stacks(app, cfg)
@@ -87,9 +87,9 @@ def synth_app(app: cdk.App, *, nag: bool) -> Path:
 def _add_stacks(app: cdk.App, cfg: ClusterConfig) -> None:
     import aws_cdk as cdk
 
-    from stacks.cluster_stack import ClusterStack
-    from stacks.network_stack import NetworkStack
-    from stacks.storage_stack import StorageStack
+    from gpucluster.infra.stacks.cluster_stack import ClusterStack
+    from gpucluster.infra.stacks.network_stack import NetworkStack
+    from gpucluster.infra.stacks.storage_stack import StorageStack
 
     env = cdk.Environment(account=cfg.account, region=cfg.region)
     stack_names = names.stack_names(cfg)

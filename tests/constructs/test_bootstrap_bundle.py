@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.bootstrap_bundle import BootstrapBundle, BootstrapBundleProps
 from gpucluster.bootstrap.userdata import archive_sha256, bundle_archive, render_bundle
+from gpucluster.infra.constructs.bootstrap_bundle import BootstrapBundle, BootstrapBundleProps
 from tests.constructs.small_stack import Built, build
 
 

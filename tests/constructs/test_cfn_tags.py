@@ -1,4 +1,4 @@
-"""constructs_lib/cfn_tags: the tags a resource built from CloudFormation JSON carries are
+"""gpucluster.infra.constructs.cfn_tags: the tags a resource built from CloudFormation JSON carries are
 the ones CDK's TagManager gives the L1 it replaces, in the same order and shape."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from constructs_lib.cfn import resource
-from constructs_lib.cfn_tags import tagging_every_resource
+from gpucluster.infra.constructs.cfn import resource
+from gpucluster.infra.constructs.cfn_tags import tagging_every_resource
 from tests.constructs.small_stack import build
 
 # Case, digits and the punctuation AWS allows in keys: JavaScript's localeCompare orders
@@ -78,7 +78,7 @@ def test_every_type_the_examples_build_is_taggable_exactly_when_its_l1_is(synthe
     """A type missing from TAG_STYLES would silently lose the cluster's tags."""
     import importlib
 
-    from constructs_lib.cfn_tags import TAG_STYLES
+    from gpucluster.infra.constructs.cfn_tags import TAG_STYLES
 
     types = {
         resource["Type"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from constructs_lib.cluster_network import ClusterNetwork, ClusterNetworkProps, subnet_cidrs
+from gpucluster.infra.constructs.cluster_network import ClusterNetwork, ClusterNetworkProps, subnet_cidrs
 from tests.constructs.small_stack import Built, build
 
 

@@ -8,7 +8,10 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.cluster_security_groups import ClusterSecurityGroups, ClusterSecurityGroupsProps
+from gpucluster.infra.constructs.cluster_security_groups import (
+    ClusterSecurityGroups,
+    ClusterSecurityGroupsProps,
+)
 from tests.constructs.small_stack import VPC_ID, Built, build, group_id
 
 

@@ -8,8 +8,12 @@ import json
 
 import pytest
 
-from constructs_lib.compute_fleet import LAUNCH_HOOK_TIMEOUT_SECONDS, ComputeFleet, ComputeFleetProps
 from gpucluster import names
+from gpucluster.infra.constructs.compute_fleet import (
+    LAUNCH_HOOK_TIMEOUT_SECONDS,
+    ComputeFleet,
+    ComputeFleetProps,
+)
 from tests.constructs.small_stack import EFA_SG, IMAGE_ID, NODES_SG, PROFILE_ARN, SUBNET_ID, Built, build, ref
 
 

@@ -10,8 +10,12 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.efa_launch_template import CapacityTarget, EfaLaunchTemplate, EfaLaunchTemplateProps
 from gpucluster.catalog import load_catalog
+from gpucluster.infra.constructs.efa_launch_template import (
+    CapacityTarget,
+    EfaLaunchTemplate,
+    EfaLaunchTemplateProps,
+)
 from tests.constructs.small_stack import EFA_SG, IMAGE_ID, NODES_SG, PROFILE_ARN, Built, build
 
 BLOCK = CapacityTarget(market_type="capacity-block", reservation_id="cr-0a1b2c3d4e5f67890")

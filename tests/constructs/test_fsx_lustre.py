@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from constructs_lib.fsx_lustre import FsxLustre, FsxLustreProps
+from gpucluster.infra.constructs.fsx_lustre import FsxLustre, FsxLustreProps
 from tests.constructs.small_stack import STORAGE_SG, SUBNET_ID, Built, build
 
 

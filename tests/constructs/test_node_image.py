@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from constructs_lib.node_image import node_image_id
+from gpucluster.infra.constructs.node_image import node_image_id
 from tests.constructs.small_stack import build
 
 

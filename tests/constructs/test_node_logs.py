@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from constructs_lib.node_logs import NodeLogs, NodeLogsProps
 from gpucluster import names
 from gpucluster.bootstrap.node_logs import shipped_files
+from gpucluster.infra.constructs.node_logs import NodeLogs, NodeLogsProps
 from gpucluster.slurm.conf import SlurmSite
 from tests.constructs.small_stack import Built, build
 

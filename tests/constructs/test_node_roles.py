@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from moto.iam.access_control import IAMPolicy, PermissionResult
 
-from constructs_lib.node_roles import ROLES, NodeRoles, NodeRolesProps
 from gpucluster.bad_input import BadInput
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
+from gpucluster.infra.constructs.node_roles import ROLES, NodeRoles, NodeRolesProps
 from tests.conftest import EXAMPLES
 from tests.constructs.small_stack import Built, build
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from constructs_lib.head_node import HeadNode
-from constructs_lib.launch_settings import ServiceNodeProps
-from constructs_lib.login_nodes import LoginNodes
+from gpucluster.infra.constructs.head_node import HeadNode
+from gpucluster.infra.constructs.launch_settings import ServiceNodeProps
+from gpucluster.infra.constructs.login_nodes import LoginNodes
 from tests.constructs.small_stack import IMAGE_ID, NODES_SG, PROFILE_ARN, SUBNET_ID, Built, build
 
 

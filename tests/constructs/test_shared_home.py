@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from constructs_lib.shared_home import SharedHome, SharedHomeProps
+from gpucluster.infra.constructs.shared_home import SharedHome, SharedHomeProps
 from tests.constructs.small_stack import STORAGE_SG, SUBNET_ID, Built, build, ref
 
 

@@ -11,19 +11,19 @@ from typing import Any, Literal
 import aws_cdk as cdk
 from constructs import Construct
 
-from constructs_lib.bootstrap_bundle import BootstrapBundle, BootstrapBundleProps, SlurmSource
-from constructs_lib.cfn import string_parameter
-from constructs_lib.cluster_dns import ClusterDns, ClusterDnsProps
-from constructs_lib.compute_fleet import ComputeFleet, ComputeFleetProps
-from constructs_lib.head_node import HeadNode
-from constructs_lib.launch_settings import ServiceNodeProps
-from constructs_lib.login_nodes import LoginNodes
-from constructs_lib.node_image import node_image_id
-from constructs_lib.node_logs import NodeLogs, NodeLogsProps
-from constructs_lib.node_roles import NodeRoles, NodeRolesProps
 from gpucluster import names
 from gpucluster.bootstrap.userdata import BundleRef, render_user_data
 from gpucluster.config import ClusterConfig
+from gpucluster.infra.constructs.bootstrap_bundle import BootstrapBundle, BootstrapBundleProps, SlurmSource
+from gpucluster.infra.constructs.cfn import string_parameter
+from gpucluster.infra.constructs.cluster_dns import ClusterDns, ClusterDnsProps
+from gpucluster.infra.constructs.compute_fleet import ComputeFleet, ComputeFleetProps
+from gpucluster.infra.constructs.head_node import HeadNode
+from gpucluster.infra.constructs.launch_settings import ServiceNodeProps
+from gpucluster.infra.constructs.login_nodes import LoginNodes
+from gpucluster.infra.constructs.node_image import node_image_id
+from gpucluster.infra.constructs.node_logs import NodeLogs, NodeLogsProps
+from gpucluster.infra.constructs.node_roles import NodeRoles, NodeRolesProps
 
 
 class ClusterStack(cdk.Stack):

@@ -1,4 +1,4 @@
-"""The tags of a resource built by constructs_lib/cfn, rendered as its L1 would have been.
+"""The tags of a resource built by gpucluster.infra.constructs.cfn, rendered as its L1 would have been.
 
 An L1 is taggable: `Tags.of(app).add(...)` reaches it through CDK's TagManager. A core
 CfnResource is not, and making one taggable from Python costs a jsii callback each time

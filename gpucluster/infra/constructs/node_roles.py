@@ -19,11 +19,11 @@ from typing import Any
 import aws_cdk as cdk
 from constructs import Construct
 
-from constructs_lib.cfn import Resource, resource
-from constructs_lib.nag import acknowledge
 from gpucluster import names
 from gpucluster.config import ClusterConfig
 from gpucluster.config.ecr import parse_repository
+from gpucluster.infra.constructs.cfn import Resource, resource
+from gpucluster.infra.constructs.nag import acknowledge
 
 ROLES = ("head", "login", "compute")
 SSM_CORE = {

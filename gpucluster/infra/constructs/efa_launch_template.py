@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from constructs import Construct
 
-from constructs_lib.cfn import Resource
-from constructs_lib.launch_settings import GpuLaunch, NodeLaunch, node_launch_template
 from gpucluster.catalog import InstanceType
 from gpucluster.efa import InterfaceSlot, efa_interface_layout
+from gpucluster.infra.constructs.cfn import Resource
+from gpucluster.infra.constructs.launch_settings import GpuLaunch, NodeLaunch, node_launch_template
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ from typing import Any
 import aws_cdk as cdk
 from constructs import Construct
 
-from constructs_lib.cfn import string_parameter
-from constructs_lib.fsx_lustre import FsxLustre, FsxLustreProps
-from constructs_lib.munge_key import MungeKey, MungeKeyProps
-from constructs_lib.shared_home import SharedHome, SharedHomeProps
 from gpucluster import names
 from gpucluster.config import ClusterConfig
+from gpucluster.infra.constructs.cfn import string_parameter
+from gpucluster.infra.constructs.fsx_lustre import FsxLustre, FsxLustreProps
+from gpucluster.infra.constructs.munge_key import MungeKey, MungeKeyProps
+from gpucluster.infra.constructs.shared_home import SharedHome, SharedHomeProps
 
 
 class StorageStack(cdk.Stack):

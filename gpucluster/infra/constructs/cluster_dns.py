@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 from constructs import Construct
 
-from constructs_lib.cfn import Resource, resource
 from gpucluster import names
 from gpucluster.config import ClusterConfig
+from gpucluster.infra.constructs.cfn import Resource, resource
 from gpucluster.slurm.conf import SlurmSite
 
 TTL_SECONDS = "60"

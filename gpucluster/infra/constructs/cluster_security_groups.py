@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from constructs import Construct
 
-from constructs_lib.cfn import Resource, resource
 from gpucluster.config import ClusterConfig
+from gpucluster.infra.constructs.cfn import Resource, resource
 
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
 NFS_PORT = 2049

@@ -7,12 +7,12 @@ from typing import Any
 import aws_cdk as cdk
 from constructs import Construct
 
-from constructs_lib.cluster_network import ClusterNetwork, ClusterNetworkProps
-from constructs_lib.cluster_security_groups import (
+from gpucluster.config import ClusterConfig
+from gpucluster.infra.constructs.cluster_network import ClusterNetwork, ClusterNetworkProps
+from gpucluster.infra.constructs.cluster_security_groups import (
     ClusterSecurityGroups,
     ClusterSecurityGroupsProps,
 )
-from gpucluster.config import ClusterConfig
 
 
 class NetworkStack(cdk.Stack):

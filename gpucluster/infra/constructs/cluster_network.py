@@ -17,16 +17,16 @@ from dataclasses import dataclass
 import aws_cdk as cdk
 from constructs import Construct
 
-from constructs_lib.cfn import Resource, resource
 from gpucluster.config import ClusterConfig
 from gpucluster.config.network import subnet_cidrs
+from gpucluster.infra.constructs.cfn import Resource, resource
 
 ANYWHERE = "0.0.0.0/0"
 FLOW_LOG_RETENTION_DAYS = 30
 POLICY_VERSION = "2012-10-17"
 SUBNET_NAME_TAG = "aws-cdk:subnet-name"
 SUBNET_TYPE_TAG = "aws-cdk:subnet-type"
-# The tag keys ec2.Vpc would have added (constructs_lib/cfn_tags orders keys ahead of use).
+# The tag keys ec2.Vpc would have added (gpucluster.infra.constructs.cfn_tags orders keys ahead of use).
 TAG_KEYS = ("Name", SUBNET_NAME_TAG, SUBNET_TYPE_TAG)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import aws_cdk as cdk
 from constructs import Construct
 
-from constructs_lib.cfn import Resource, resource
+from gpucluster.infra.constructs.cfn import Resource, resource
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ module (aws_autoscaling alone pulls in a dozen more) and a Node `require` of it,
 L2s (ec2.Vpc, iam.Role) many calls per resource; together about half of a synth. A
 core `CfnResource` needs neither. What the L1 would have done is kept: the construct
 path (so the logical ID), the property order of its renderer (alphabetical, so the
-template bytes), and its tags (constructs_lib/cfn_tags).
+template bytes), and its tags (gpucluster.infra.constructs.cfn_tags).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import aws_cdk as cdk
 from constructs import Construct
 
-from constructs_lib.cfn_tags import with_tags
+from gpucluster.infra.constructs.cfn_tags import with_tags
 
 Properties = Mapping[str, Any]
 

@@ -8,8 +8,8 @@ from typing import Any
 import aws_cdk as cdk
 from constructs import Construct
 
-from constructs_lib.cfn import Resource, resource
 from gpucluster.config import FsxLustreConfig
+from gpucluster.infra.constructs.cfn import Resource, resource
 
 LUSTRE_VERSION = "2.15"
 

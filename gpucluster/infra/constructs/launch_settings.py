@@ -7,10 +7,10 @@ from typing import Any
 
 from constructs import Construct
 
-from constructs_lib.cfn import Resource, resource
 from gpucluster import names
 from gpucluster.config import ClusterConfig, HeadNodeConfig, LoginNodesConfig
 from gpucluster.efa import InterfaceSlot
+from gpucluster.infra.constructs.cfn import Resource, resource
 
 
 @dataclass(frozen=True)

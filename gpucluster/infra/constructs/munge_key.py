@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import aws_cdk as cdk
 from constructs import Construct
 
-from constructs_lib.cfn import Resource, resource
-from constructs_lib.nag import acknowledge
+from gpucluster.infra.constructs.cfn import Resource, resource
+from gpucluster.infra.constructs.nag import acknowledge
 
 MUNGE_KEY_LENGTH = 1024
 

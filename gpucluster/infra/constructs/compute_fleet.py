@@ -19,14 +19,6 @@ from typing import Any
 
 from constructs import Construct
 
-from constructs_lib.cfn import Resource, resource, string_parameter
-from constructs_lib.efa_launch_template import (
-    CapacityTarget,
-    EfaLaunchTemplate,
-    EfaLaunchTemplateProps,
-)
-from constructs_lib.launch_settings import launch_template_ref, node_tags
-from constructs_lib.nag import acknowledge
 from gpucluster import names
 from gpucluster.bootstrap import boot_budget
 from gpucluster.config import (
@@ -35,6 +27,14 @@ from gpucluster.config import (
     ComputeGroupConfig,
     OdcrCapacity,
 )
+from gpucluster.infra.constructs.cfn import Resource, resource, string_parameter
+from gpucluster.infra.constructs.efa_launch_template import (
+    CapacityTarget,
+    EfaLaunchTemplate,
+    EfaLaunchTemplateProps,
+)
+from gpucluster.infra.constructs.launch_settings import launch_template_ref, node_tags
+from gpucluster.infra.constructs.nag import acknowledge
 
 # The bootstrap's waits plus a margin (gpucluster.bootstrap.boot_budget): a slow but healthy node is
 # not abandoned while it is inside its own waits; it also sends heartbeats while it boots.

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import aws_cdk as cdk
 from constructs import Construct
 
-from constructs_lib.cfn import Resource, resource, string_parameter
 from gpucluster import names
 from gpucluster.bootstrap import node_logs
 from gpucluster.config import ClusterConfig
+from gpucluster.infra.constructs.cfn import Resource, resource, string_parameter
 from gpucluster.slurm.conf import SlurmSite
 
 

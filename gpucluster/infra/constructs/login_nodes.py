@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from constructs import Construct
 
-from constructs_lib.cfn import Resource, resource
-from constructs_lib.launch_settings import ServiceNodeProps, launch_template_ref, service_node_launch_template
-from constructs_lib.nag import acknowledge
+from gpucluster.infra.constructs.cfn import Resource, resource
+from gpucluster.infra.constructs.launch_settings import (
+    ServiceNodeProps,
+    launch_template_ref,
+    service_node_launch_template,
+)
+from gpucluster.infra.constructs.nag import acknowledge
 
 
 class LoginNodes(Construct):

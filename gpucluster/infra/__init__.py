@@ -1,0 +1,1 @@
+"""The infrastructure renderer: the CloudFormation stacks and the constructs they wire."""
