@@ -14,7 +14,15 @@ HEAD_IP = "10.80.12.34"
 @pytest.fixture(scope="module")
 def dns(example_configs) -> Built[ClusterDns]:
     cfg = example_configs["default"]
-    props = ClusterDnsProps(cfg=cfg, vpc_id=VPC_ID, head_node_private_ip=HEAD_IP)
+    props = ClusterDnsProps(
+        cluster="demo",
+        region="us-east-2",
+        zone_name="demo.gpucluster.internal",
+        controller_host="slurmctld.demo.gpucluster.internal",
+        slurmctld_port=6817,
+        vpc_id=VPC_ID,
+        head_node_private_ip=HEAD_IP,
+    )
     return build(lambda stack: ClusterDns(stack, "Dns", props), cfg)
 
 

@@ -5,20 +5,33 @@ from __future__ import annotations
 
 import pytest
 
-from gpucluster.infra.constructs.cluster_network import ClusterNetwork, ClusterNetworkProps, subnet_cidrs
+from gpucluster.config.network import subnet_cidrs
+from gpucluster.infra.constructs.cluster_network import ClusterNetwork, ClusterNetworkProps
+from gpucluster.resolved import resolve
 from tests.constructs.small_stack import Built, build
+
+
+def _network(cfg) -> Built[ClusterNetwork]:
+    network = resolve(cfg).network
+    props = ClusterNetworkProps(
+        availability_zone=network.availability_zone,
+        existing_vpc_id=network.existing_vpc_id,
+        existing_subnet_id=network.existing_subnet_id,
+        cidr=network.cidr,
+        public_subnet=network.public_subnet,
+        node_subnet=network.node_subnet,
+    )
+    return build(lambda stack: ClusterNetwork(stack, "Network", props), cfg)
 
 
 @pytest.fixture(scope="module")
 def created(example_configs) -> Built[ClusterNetwork]:
-    cfg = example_configs["default"]
-    return build(lambda stack: ClusterNetwork(stack, "Network", ClusterNetworkProps(cfg=cfg)), cfg)
+    return _network(example_configs["default"])
 
 
 @pytest.fixture(scope="module")
 def imported(example_configs) -> Built[ClusterNetwork]:
-    cfg = example_configs["p4d-on-demand"]
-    return build(lambda stack: ClusterNetwork(stack, "Network", ClusterNetworkProps(cfg=cfg)), cfg)
+    return _network(example_configs["p4d-on-demand"])
 
 
 def test_a_new_vpc_has_one_public_and_one_node_subnet_in_the_configured_zone(created, example_configs):

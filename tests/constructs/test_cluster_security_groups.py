@@ -18,7 +18,13 @@ from tests.constructs.small_stack import VPC_ID, Built, build, group_id
 def _groups(cfg) -> Built[ClusterSecurityGroups]:
     return build(
         lambda stack: ClusterSecurityGroups(
-            stack, "Groups", ClusterSecurityGroupsProps(cfg=cfg, vpc_id=VPC_ID)
+            stack,
+            "Groups",
+            ClusterSecurityGroupsProps(
+                cluster=cfg.name,
+                vpc_id=VPC_ID,
+                efa_lustre=cfg.storage.fsx_lustre is not None and cfg.storage.fsx_lustre.efa,
+            ),
         ),
         cfg,
     )

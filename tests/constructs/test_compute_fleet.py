@@ -9,18 +9,28 @@ import json
 import pytest
 
 from gpucluster import names
-from gpucluster.infra.constructs.compute_fleet import (
-    LAUNCH_HOOK_TIMEOUT_SECONDS,
-    ComputeFleet,
-    ComputeFleetProps,
-)
+from gpucluster.infra.constructs.compute_fleet import ComputeFleet, ComputeFleetProps
+from gpucluster.resolved import resolve
 from tests.constructs.small_stack import EFA_SG, IMAGE_ID, NODES_SG, PROFILE_ARN, SUBNET_ID, Built, build, ref
 
+HOOK_TIMEOUT = 2700
 
-def _props(cfg, group, **placement) -> ComputeFleetProps:
+
+def _props(cfg, name, **placement) -> ComputeFleetProps:
+    resolved = resolve(cfg)
+    group = resolved.group(name)
     return ComputeFleetProps(
-        cfg=cfg,
-        group=group,
+        cluster=cfg.name,
+        cluster_tags=resolved.tags,
+        group=name,
+        instance_type=group.instance.name,
+        count=group.config.count,
+        capacity_type=group.config.capacity.type,
+        reservation_id=group.reservation_id,
+        interfaces=group.interfaces,
+        root_volume_gib=group.config.root_volume_gib,
+        facts_parameter=group.parameter,
+        launch_hook_timeout_seconds=HOOK_TIMEOUT,
         image_id=IMAGE_ID,
         subnet_id=SUBNET_ID,
         instance_profile_arn=PROFILE_ARN,
@@ -33,18 +43,16 @@ def _props(cfg, group, **placement) -> ComputeFleetProps:
 @pytest.fixture(scope="module")
 def block(example_configs) -> Built[ComputeFleet]:
     cfg = example_configs["default"]
-    (group,) = cfg.compute_groups
     return build(
-        lambda stack: ComputeFleet(stack, "Fleet", _props(cfg, group, creates_placement_group=True)), cfg
+        lambda stack: ComputeFleet(stack, "Fleet", _props(cfg, "gpu", creates_placement_group=True)), cfg
     )
 
 
 @pytest.fixture(scope="module")
 def odcr(example_configs) -> Built[ComputeFleet]:
     cfg = example_configs["mixed"]
-    group = next(g for g in cfg.compute_groups if g.name == "eval")
     return build(
-        lambda stack: ComputeFleet(stack, "Fleet", _props(cfg, group, existing_placement_group="eval-odcr")),
+        lambda stack: ComputeFleet(stack, "Fleet", _props(cfg, "eval", existing_placement_group="eval-odcr")),
         cfg,
     )
 
@@ -67,7 +75,7 @@ def test_a_node_that_does_not_finish_its_bootstrap_is_abandoned(block):
     assert hook["LifecycleHookName"] == names.LAUNCH_LIFECYCLE_HOOK
     assert hook["LifecycleTransition"] == "autoscaling:EC2_INSTANCE_LAUNCHING"
     assert hook["DefaultResult"] == "ABANDON"
-    assert hook["HeartbeatTimeout"] == LAUNCH_HOOK_TIMEOUT_SECONDS
+    assert hook["HeartbeatTimeout"] == HOOK_TIMEOUT
 
 
 def test_a_created_placement_group_is_a_cluster_group_the_template_launches_into(block):
@@ -102,4 +110,4 @@ def test_the_group_document_names_its_auto_scaling_group(block, example_configs)
 def test_creating_and_joining_a_placement_group_exclude_each_other(example_configs):
     cfg = example_configs["default"]
     with pytest.raises(ValueError, match="either creates a placement group or joins one"):
-        _props(cfg, cfg.compute_groups[0], creates_placement_group=True, existing_placement_group="pg")
+        _props(cfg, "gpu", creates_placement_group=True, existing_placement_group="pg")

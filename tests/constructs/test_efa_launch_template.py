@@ -11,11 +11,13 @@ from typing import Any
 import pytest
 
 from gpucluster.catalog import load_catalog
+from gpucluster.efa import efa_interface_layout
 from gpucluster.infra.constructs.efa_launch_template import (
     CapacityTarget,
     EfaLaunchTemplate,
     EfaLaunchTemplateProps,
 )
+from gpucluster.resolved.groups import PRIMARY_ONLY
 from tests.constructs.small_stack import EFA_SG, IMAGE_ID, NODES_SG, PROFILE_ARN, Built, build
 
 BLOCK = CapacityTarget(market_type="capacity-block", reservation_id="cr-0a1b2c3d4e5f67890")
@@ -25,8 +27,8 @@ ON_DEMAND = CapacityTarget(market_type=None, reservation_id=None)
 
 def _template(instance_type: str, efa: bool, capacity: CapacityTarget, placement: str | None = None):
     props = EfaLaunchTemplateProps(
-        instance=load_catalog().get(instance_type),
-        efa=efa,
+        instance_type=instance_type,
+        interfaces=tuple(efa_interface_layout(load_catalog().get(instance_type))) if efa else PRIMARY_ONLY,
         image_id=IMAGE_ID,
         instance_profile_arn=PROFILE_ARN,
         security_group_ids=[NODES_SG, EFA_SG],

@@ -10,7 +10,17 @@ from tests.constructs.small_stack import STORAGE_SG, SUBNET_ID, Built, build
 
 
 def _lustre(cfg) -> Built[FsxLustre]:
-    props = FsxLustreProps(settings=cfg.storage.fsx_lustre, subnet_id=SUBNET_ID, security_group_id=STORAGE_SG)
+    fsx = cfg.storage.fsx_lustre
+    props = FsxLustreProps(
+        storage_gib=fsx.storage_gib,
+        deployment_type=fsx.deployment_type,
+        throughput_per_tib=fsx.throughput_per_tib,
+        compression=fsx.compression,
+        efa=fsx.efa,
+        metadata_iops=fsx.metadata_iops,
+        subnet_id=SUBNET_ID,
+        security_group_id=STORAGE_SG,
+    )
     return build(lambda stack: FsxLustre(stack, "Lustre", props), cfg)
 
 

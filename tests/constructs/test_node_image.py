@@ -12,12 +12,14 @@ from tests.constructs.small_stack import build
 @pytest.fixture(scope="module")
 def from_ssm(example_configs):
     cfg = example_configs["default"]  # ami_id: null
-    return build(lambda stack: stack.resolve(node_image_id(stack, cfg.image)), cfg)
+    return build(
+        lambda stack: stack.resolve(node_image_id(stack, cfg.image.ami_id, cfg.image.ssm_parameter)), cfg
+    )
 
 
 def test_a_pinned_ami_adds_nothing_to_the_template(example_configs):
     cfg = example_configs["p4d-on-demand"]
-    built = build(lambda stack: node_image_id(stack, cfg.image), cfg)
+    built = build(lambda stack: node_image_id(stack, cfg.image.ami_id, cfg.image.ssm_parameter), cfg)
     assert built.construct == "ami-0fedcba9876543210"
     assert set(built.template.to_json().get("Parameters", {})) == {"BootstrapVersion"}
 

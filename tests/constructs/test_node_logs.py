@@ -7,17 +7,34 @@ import json
 
 import pytest
 
-from gpucluster import names
-from gpucluster.bootstrap.node_logs import shipped_files
 from gpucluster.infra.constructs.node_logs import NodeLogs, NodeLogsProps
-from gpucluster.slurm.conf import SlurmSite
+from gpucluster.node_files import LOG_GROUP_SLOT
 from tests.constructs.small_stack import Built, build
+
+PARAMETER = "/gpucluster/demo/logs/agent-config"
+FILES = {"/var/log/one.log": "one", "/var/log/two.log": "two"}
+# An agent configuration as the node files carry it: the group named by its slot.
+AGENT_CONFIG = {
+    "logs": {
+        "logs_collected": {
+            "files": {
+                "collect_list": [
+                    {"file_path": path, "log_group_name": LOG_GROUP_SLOT, "log_stream_name": stream}
+                    for path, stream in FILES.items()
+                ]
+            }
+        }
+    }
+}
 
 
 @pytest.fixture(scope="module")
 def node_logs(example_configs) -> Built[NodeLogs]:
     cfg = example_configs["default"]
-    return build(lambda stack: NodeLogs(stack, "NodeLogs", NodeLogsProps(cfg=cfg)), cfg)
+    props = NodeLogsProps(
+        cluster="demo", agent_config=AGENT_CONFIG, agent_config_parameter=PARAMETER, retention_days=90
+    )
+    return build(lambda stack: NodeLogs(stack, "NodeLogs", props), cfg)
 
 
 def test_the_group_is_retained_kept_90_days_and_named_by_cloudformation(node_logs):
@@ -28,12 +45,12 @@ def test_the_group_is_retained_kept_90_days_and_named_by_cloudformation(node_log
     assert "LogGroupName" not in group["Properties"]
 
 
-def test_the_agent_configuration_ships_every_file_into_that_group(node_logs, example_configs):
+def test_the_agent_configuration_ships_every_file_into_that_group(node_logs):
     parameter = node_logs.only("AWS::SSM::Parameter")
-    assert parameter["Name"] == names.log_agent_config_parameter(example_configs["default"])
+    assert parameter["Name"] == PARAMETER
     # Read the joined JSON with the group's Ref written as GROUP.
     pieces = parameter["Value"]["Fn::Join"][1]
     config = json.loads("".join("GROUP" if piece == {"Ref": "NodeLogGroup"} else piece for piece in pieces))
     collect = config["logs"]["logs_collected"]["files"]["collect_list"]
-    assert {entry["file_path"] for entry in collect} == set(shipped_files(SlurmSite()))
+    assert {entry["file_path"] for entry in collect} == set(FILES)
     assert {entry["log_group_name"] for entry in collect} == {"GROUP"}

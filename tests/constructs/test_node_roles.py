@@ -16,6 +16,7 @@ from gpucluster.bad_input import BadInput
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
 from gpucluster.infra.constructs.node_roles import ROLES, NodeRoles, NodeRolesProps
+from gpucluster.resolved import resolve
 from tests.conftest import EXAMPLES
 from tests.constructs.small_stack import Built, build
 
@@ -30,8 +31,17 @@ PULL_CALLS = ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheck
 
 
 def _build(cfg: ClusterConfig) -> Built[NodeRoles]:
+    resolved = resolve(cfg)
+    named = resolved.names
     props = NodeRolesProps(
-        cfg=cfg,
+        cluster=cfg.name,
+        region=cfg.region,
+        account=cfg.account,
+        parameter_prefix=named.parameter_prefix,
+        munge_secret_name_pattern=named.munge_secret_name_pattern,
+        head_image_parameter=named.head_image_parameter,
+        role_name_prefix=named.role_name_prefix,
+        ecr_repository_arns=resolved.ecr_repository_arns,
         bundle_bucket_arn=BUCKET_ARN,
         bundle_object_key="bundle.tar.gz",
         slurm_source_object_key="slurm.gz",

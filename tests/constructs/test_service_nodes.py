@@ -11,13 +11,15 @@ import pytest
 
 from gpucluster.infra.constructs.head_node import HeadNode
 from gpucluster.infra.constructs.launch_settings import ServiceNodeProps
-from gpucluster.infra.constructs.login_nodes import LoginNodes
+from gpucluster.infra.constructs.login_nodes import LoginNodes, LoginNodesProps
 from tests.constructs.small_stack import IMAGE_ID, NODES_SG, PROFILE_ARN, SUBNET_ID, Built, build
 
 
-def _props(cfg) -> ServiceNodeProps:
+def _props(cfg, node) -> ServiceNodeProps:
     return ServiceNodeProps(
-        cfg=cfg,
+        instance_type=node.instance_type,
+        root_volume_gib=node.root_volume_gib,
+        cluster_tags={"gpucluster:cluster": cfg.name},
         image_id=IMAGE_ID,
         subnet_id=SUBNET_ID,
         instance_profile_arn=PROFILE_ARN,
@@ -29,13 +31,14 @@ def _props(cfg) -> ServiceNodeProps:
 @pytest.fixture(scope="module")
 def head(example_configs) -> Built[HeadNode]:
     cfg = example_configs["p5en-capacity-block"]
-    return build(lambda stack: HeadNode(stack, "Head", _props(cfg)), cfg)
+    return build(lambda stack: HeadNode(stack, "Head", _props(cfg, cfg.head_node)), cfg)
 
 
 @pytest.fixture(scope="module")
 def login(example_configs) -> Built[LoginNodes]:
     cfg = example_configs["p5en-capacity-block"]  # two login nodes
-    return build(lambda stack: LoginNodes(stack, "Login", _props(cfg)), cfg)
+    props = LoginNodesProps(node=_props(cfg, cfg.login_nodes), count=cfg.login_nodes.count)
+    return build(lambda stack: LoginNodes(stack, "Login", props), cfg)
 
 
 def _template_data(built: Built[Any]) -> dict[str, Any]:

@@ -1,9 +1,9 @@
-"""The bootstrap bundle as a file asset: one deterministic tar.gz for all roles; and the
-pinned Slurm source beside it, which the head builds (hermetic: no boot downloads Slurm
-from a third party).
+"""The bootstrap bundle as a file asset: one deterministic tar.gz for all roles, rendered
+before the stacks are built (gpucluster.node_files); and the pinned Slurm source beside
+it, which the head builds (hermetic: no boot downloads Slurm from a third party).
 
-The archive's sha256 is computed here at synth and baked into each thin
-user-data, so a node refuses a bundle that is not exactly what was synthesized.
+The archive's sha256, baked into each thin user data, lets a node refuse a bundle that is
+not exactly what was synthesized.
 """
 
 from __future__ import annotations
@@ -17,14 +17,12 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from gpucluster import names
-from gpucluster.bootstrap.userdata import BundleRef, archive_sha256, bundle_archive, render_bundle
-from gpucluster.config import ClusterConfig
-from gpucluster.slurm_release import PINNED_SHA256, SOURCE_TARBALL
 
 
 @dataclass(frozen=True)
 class BootstrapBundleProps:
-    cfg: ClusterConfig
+    # The archive as rendered (NodeFiles.bundle): staged byte for byte.
+    archive: bytes
 
 
 class BootstrapBundle(Construct):
@@ -38,19 +36,18 @@ class BootstrapBundle(Construct):
 
     bucket_arn: str
     object_key: str
-    ref: BundleRef
+    # s3:// URL of the uploaded archive: a token filled in at deploy.
+    url: str
 
     def __init__(self, scope: Construct, id: str, props: BootstrapBundleProps) -> None:
         super().__init__(scope, id)
-        archive = bundle_archive(render_bundle(props.cfg))
-        digest = archive_sha256(archive)
         holder = Construct(self, "Asset")
         stack = cdk.Stack.of(self)
         # The asset is staged (copied into cdk.out under its content hash) as
         # it is constructed, so the temporary copy can go right after.
         staging = Path(tempfile.mkdtemp(prefix="gpucluster-bundle-"))
         try:
-            (staging / names.BUNDLE_FILE).write_bytes(archive)
+            (staging / names.BUNDLE_FILE).write_bytes(props.archive)
             stage = cdk.AssetStaging(holder, "Stage", source_path=str(staging / names.BUNDLE_FILE))
         finally:
             shutil.rmtree(staging)
@@ -63,25 +60,33 @@ class BootstrapBundle(Construct):
         # The ARN Bucket.fromBucketAttributes formats for the asset bucket.
         self.bucket_arn = stack.format_arn(service="s3", region="", account="", resource=location.bucket_name)
         self.object_key = location.object_key
-        self.ref = BundleRef(url=location.s3_object_url, sha256=digest)
+        self.url = location.s3_object_url
+
+
+@dataclass(frozen=True)
+class SlurmSourceProps:
+    tarball: Path
+    sha256: str
+    # The key the head computes (names.slurm_source_object_key).
+    object_key: str
 
 
 class SlurmSource(Construct):
     """The vendored Slurm source tarball as a file asset in the bundle's bucket, under the
-    key the head computes (names.slurm_source_object_key): its sha256 is the custom asset
-    hash, so the key follows from the pin alone. The head checks the file's sha256 too."""
+    key the head computes: its sha256 is the custom asset hash, so the key follows from the
+    pin alone. The head checks the file's sha256 too."""
 
     object_key: str
 
-    def __init__(self, scope: Construct, id: str) -> None:
+    def __init__(self, scope: Construct, id: str, props: SlurmSourceProps) -> None:
         super().__init__(scope, id)
         stack = cdk.Stack.of(self)
         holder = Construct(self, "Asset")
         stage = cdk.AssetStaging(
             holder,
             "Stage",
-            source_path=str(SOURCE_TARBALL),
-            asset_hash=PINNED_SHA256,
+            source_path=str(props.tarball),
+            asset_hash=props.sha256,
             asset_hash_type=cdk.AssetHashType.CUSTOM,
         )
         location = stack.synthesizer.add_file_asset(
@@ -90,7 +95,7 @@ class SlurmSource(Construct):
             file_name=stage.relative_staged_path(stack),
             display_name=cdk.Names.stack_relative_construct_path(holder),
         )
-        expected = names.slurm_source_object_key(PINNED_SHA256)
+        expected = props.object_key
         if location.object_key != expected:
             raise ValueError(
                 f"the Slurm source asset's key is {location.object_key}, the head looks for {expected}"

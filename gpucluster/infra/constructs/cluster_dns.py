@@ -10,17 +10,19 @@ from dataclasses import dataclass
 
 from constructs import Construct
 
-from gpucluster import names
-from gpucluster.config import ClusterConfig
 from gpucluster.infra.constructs.cfn import Resource, resource
-from gpucluster.slurm.conf import SlurmSite
 
 TTL_SECONDS = "60"
 
 
 @dataclass(frozen=True)
 class ClusterDnsProps:
-    cfg: ClusterConfig
+    cluster: str
+    region: str
+    zone_name: str
+    # The controller's name in the zone (names.controller_host) and the port slurmctld listens on.
+    controller_host: str
+    slurmctld_port: int
     vpc_id: str
     head_node_private_ip: str
 
@@ -30,24 +32,23 @@ class ClusterDns(Construct):
 
     def __init__(self, scope: Construct, id: str, props: ClusterDnsProps) -> None:
         super().__init__(scope, id)
-        cfg = props.cfg
-        zone_name = names.private_zone(cfg)
+        zone_name = props.zone_name
         self.zone = resource(
             self,
             "Zone",
             "AWS::Route53::HostedZone",
             {
-                "HostedZoneConfig": {"Comment": f"gpucluster {cfg.name}: Slurm controller discovery"},
+                "HostedZoneConfig": {"Comment": f"gpucluster {props.cluster}: Slurm controller discovery"},
                 "Name": zone_name,
-                "VPCs": [{"VPCId": props.vpc_id, "VPCRegion": cfg.region}],
+                "VPCs": [{"VPCId": props.vpc_id, "VPCRegion": props.region}],
             },
         )
-        self._record("Controller", f"{names.controller_host(cfg)}.", "A", props.head_node_private_ip)
+        self._record("Controller", f"{props.controller_host}.", "A", props.head_node_private_ip)
         self._record(
             "ControllerSrv",
             f"_slurmctld._tcp.{zone_name}.",
             "SRV",
-            f"0 0 {SlurmSite().slurmctld_port} {names.controller_host(cfg)}.",
+            f"0 0 {props.slurmctld_port} {props.controller_host}.",
         )
 
     def _record(self, id: str, name: str, type: str, value: str) -> None:

@@ -17,8 +17,6 @@ from dataclasses import dataclass
 import aws_cdk as cdk
 from constructs import Construct
 
-from gpucluster.config import ClusterConfig
-from gpucluster.config.network import subnet_cidrs
 from gpucluster.infra.constructs.cfn import Resource, resource
 
 ANYWHERE = "0.0.0.0/0"
@@ -32,7 +30,14 @@ TAG_KEYS = ("Name", SUBNET_NAME_TAG, SUBNET_TYPE_TAG)
 
 @dataclass(frozen=True)
 class ClusterNetworkProps:
-    cfg: ClusterConfig
+    availability_zone: str
+    # Both set: use this VPC and subnet as they are, create nothing.
+    existing_vpc_id: str | None
+    existing_subnet_id: str | None
+    # The VPC to create and its public (NAT gateway) and node subnets.
+    cidr: ipaddress.IPv4Network
+    public_subnet: ipaddress.IPv4Network
+    node_subnet: ipaddress.IPv4Network
 
 
 @dataclass(frozen=True)
@@ -51,10 +56,9 @@ class ClusterNetwork(Construct):
 
     def __init__(self, scope: Construct, id: str, props: ClusterNetworkProps) -> None:
         super().__init__(scope, id)
-        network = props.cfg.network
-        if network.vpc_id is not None and network.subnet_id is not None:
-            self.vpc_id = network.vpc_id
-            self.subnet_id = network.subnet_id
+        if props.existing_vpc_id is not None and props.existing_subnet_id is not None:
+            self.vpc_id = props.existing_vpc_id
+            self.subnet_id = props.existing_subnet_id
             self.created_subnet = None
             return
         vpc_scope = Construct(self, "Vpc")
@@ -66,7 +70,7 @@ class ClusterNetwork(Construct):
             "Resource",
             "AWS::EC2::VPC",
             {
-                "CidrBlock": str(network.cidr),
+                "CidrBlock": str(props.cidr),
                 "EnableDnsHostnames": True,
                 "EnableDnsSupport": True,
                 "InstanceTenancy": "default",
@@ -74,10 +78,9 @@ class ClusterNetwork(Construct):
             scoped_tags=named,
         )
         self.vpc_id = vpc.ref_token
-        public_cidr, nodes_cidr = subnet_cidrs(network.cidr)
-        zone = props.cfg.availability_zone
-        public = self._subnet(vpc_scope, vpc_path, "public", "Public", public_cidr, zone)
-        nodes = self._subnet(vpc_scope, vpc_path, "nodes", "Private", nodes_cidr, zone)
+        zone = props.availability_zone
+        public = self._subnet(vpc_scope, vpc_path, "public", "Public", props.public_subnet, zone)
+        nodes = self._subnet(vpc_scope, vpc_path, "nodes", "Private", props.node_subnet, zone)
         gateway = resource(vpc_scope, "IGW", "AWS::EC2::InternetGateway", {}, scoped_tags=named)
         attachment = resource(
             vpc_scope,

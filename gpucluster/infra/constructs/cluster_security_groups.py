@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from constructs import Construct
 
-from gpucluster.config import ClusterConfig
 from gpucluster.infra.constructs.cfn import Resource, resource
 
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
@@ -21,8 +20,10 @@ NFS_PORT = 2049
 
 @dataclass(frozen=True)
 class ClusterSecurityGroupsProps:
-    cfg: ClusterConfig
+    cluster: str
     vpc_id: str
+    # FSx for Lustre with EFA: its servers and the nodes exchange all traffic.
+    efa_lustre: bool = False
 
 
 class ClusterSecurityGroups(Construct):
@@ -32,7 +33,7 @@ class ClusterSecurityGroups(Construct):
 
     def __init__(self, scope: Construct, id: str, props: ClusterSecurityGroupsProps) -> None:
         super().__init__(scope, id)
-        name = props.cfg.name
+        name = props.cluster
         all_out = [
             {"CidrIp": "0.0.0.0/0", "Description": "Package mirrors, AWS APIs, S3", "IpProtocol": "-1"}
         ]
@@ -76,15 +77,14 @@ class ClusterSecurityGroups(Construct):
             (f"StorageLustreSelf{low}", self.storage, "tcp", low, high, "Lustre between file servers")
             for low, high in LUSTRE_PORTS
         ]
-        fsx = props.cfg.storage.fsx_lustre
-        if fsx is not None and fsx.efa:
+        if props.efa_lustre:
             ingress += [
                 ("StorageEfaFromNodes", self.nodes, "-1", None, None, "EFA-enabled Lustre from nodes"),
                 ("StorageEfaSelf", self.storage, "-1", None, None, "EFA-enabled Lustre between servers"),
             ]
         for logical, source, protocol, low, high, why in ingress:
             self._ingress(logical, self.storage, source, protocol, why, low, high)
-        if fsx is not None and fsx.efa:
+        if props.efa_lustre:
             # EFA traffic is not tracked like TCP: the file servers open flows to
             # clients too, so the clients' group must admit them explicitly.
             self._all_traffic(

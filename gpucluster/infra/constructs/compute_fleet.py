@@ -14,19 +14,14 @@ began or the block gets extended.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from constructs import Construct
 
 from gpucluster import names
-from gpucluster.bootstrap import boot_budget
-from gpucluster.config import (
-    CapacityBlockCapacity,
-    ClusterConfig,
-    ComputeGroupConfig,
-    OdcrCapacity,
-)
+from gpucluster.efa import InterfaceSlot
 from gpucluster.infra.constructs.cfn import Resource, resource, string_parameter
 from gpucluster.infra.constructs.efa_launch_template import (
     CapacityTarget,
@@ -36,15 +31,28 @@ from gpucluster.infra.constructs.efa_launch_template import (
 from gpucluster.infra.constructs.launch_settings import launch_template_ref, node_tags
 from gpucluster.infra.constructs.nag import acknowledge
 
-# The bootstrap's waits plus a margin (gpucluster.bootstrap.boot_budget): a slow but healthy node is
-# not abandoned while it is inside its own waits; it also sends heartbeats while it boots.
-LAUNCH_HOOK_TIMEOUT_SECONDS = boot_budget.heartbeat_timeout()
+CAPACITY_BLOCK = "capacity-block"
 
 
 @dataclass(frozen=True)
 class ComputeFleetProps:
-    cfg: ClusterConfig
-    group: ComputeGroupConfig
+    cluster: str
+    cluster_tags: Mapping[str, str]
+    group: str
+    instance_type: str
+    count: int
+    # on-demand, odcr or capacity-block, and the reservation's id (None on demand).
+    capacity_type: str
+    reservation_id: str | None
+    # Every network interface, in order (ResolvedGroup.interfaces).
+    interfaces: tuple[InterfaceSlot, ...]
+    root_volume_gib: int
+    # Where the group's facts are published for the head node (ResolvedGroup.parameter).
+    facts_parameter: str
+    # The bootstrap's waits plus a margin (NodeFiles.launch_hook_timeout_seconds): a slow but
+    # healthy node is not abandoned while it is inside its own waits; it also sends
+    # heartbeats while it boots.
+    launch_hook_timeout_seconds: int
     image_id: str
     subnet_id: str
     instance_profile_arn: str
@@ -59,13 +67,10 @@ class ComputeFleetProps:
             raise ValueError("a compute fleet either creates a placement group or joins one, not both")
 
 
-def capacity_target(group: ComputeGroupConfig) -> CapacityTarget:
-    capacity = group.capacity
-    if isinstance(capacity, CapacityBlockCapacity):
-        return CapacityTarget(market_type="capacity-block", reservation_id=capacity.reservation_id)
-    if isinstance(capacity, OdcrCapacity):
-        return CapacityTarget(market_type=None, reservation_id=capacity.reservation_id)
-    return CapacityTarget(market_type=None, reservation_id=None)
+def capacity_target(capacity_type: str, reservation_id: str | None) -> CapacityTarget:
+    """A Capacity Block is its own market; an ODCR is targeted by id; on demand is neither."""
+    market_type = CAPACITY_BLOCK if capacity_type == CAPACITY_BLOCK else None
+    return CapacityTarget(market_type=market_type, reservation_id=reservation_id)
 
 
 class ComputeFleet(Construct):
@@ -75,7 +80,6 @@ class ComputeFleet(Construct):
 
     def __init__(self, scope: Construct, id: str, props: ComputeFleetProps) -> None:
         super().__init__(scope, id)
-        cfg, group = props.cfg, props.group
         self.placement_group = None
         placement_group_name = props.existing_placement_group
         if props.creates_placement_group:
@@ -83,29 +87,31 @@ class ComputeFleet(Construct):
                 self, "PlacementGroup", "AWS::EC2::PlacementGroup", {"Strategy": "cluster"}
             )
             placement_group_name = self.placement_group.ref_token
-        tags = node_tags(cfg, "compute", **{names.GROUP_TAG: group.name})
+        tags = node_tags(props.cluster_tags, "compute", **{names.GROUP_TAG: props.group})
         self.launch_template = EfaLaunchTemplate(
             self,
             "LaunchTemplate",
             EfaLaunchTemplateProps(
-                instance=group.instance,
-                efa=group.efa,
+                instance_type=props.instance_type,
+                interfaces=props.interfaces,
                 image_id=props.image_id,
                 instance_profile_arn=props.instance_profile_arn,
                 security_group_ids=props.security_group_ids,
                 user_data=props.user_data,
-                root_volume_gib=group.root_volume_gib,
-                capacity=capacity_target(group),
+                root_volume_gib=props.root_volume_gib,
+                capacity=capacity_target(props.capacity_type, props.reservation_id),
                 placement_group_name=placement_group_name,
                 tags=tags,
             ),
         )
         hook = {
             "DefaultResult": "ABANDON",
-            "HeartbeatTimeout": LAUNCH_HOOK_TIMEOUT_SECONDS,
+            "HeartbeatTimeout": props.launch_hook_timeout_seconds,
             "LifecycleHookName": names.LAUNCH_LIFECYCLE_HOOK,
             "LifecycleTransition": "autoscaling:EC2_INSTANCE_LAUNCHING",
         }
+        capacity_block = props.capacity_type == CAPACITY_BLOCK
+        count = str(props.count)
         group_properties: dict[str, Any] = {
             # The grace period starts once an instance is InService, i.e. after the launch
             # hook completed; the hook already covers the boot, so none is needed (EC2 Auto
@@ -116,12 +122,12 @@ class ComputeFleet(Construct):
             "HealthCheckType": "EC2",
             "LaunchTemplate": launch_template_ref(self.launch_template.template),
             "LifecycleHookSpecificationList": [hook],
-            "MaxSize": str(group.count),
-            "MinSize": "0" if group.is_capacity_block else str(group.count),
+            "MaxSize": count,
+            "MinSize": "0" if capacity_block else count,
             "VPCZoneIdentifier": [props.subnet_id],
         }
-        if not group.is_capacity_block:
-            group_properties["DesiredCapacity"] = str(group.count)
+        if not capacity_block:
+            group_properties["DesiredCapacity"] = count
         self.group = resource(self, "Group", "AWS::AutoScaling::AutoScalingGroup", group_properties, tags)
         acknowledge(
             self.group,
@@ -130,22 +136,18 @@ class ComputeFleet(Construct):
             "the launch lifecycle hook's ABANDON reason in the instance tags, and the node log group",
         )
         # The Auto Scaling group's name is known at deploy: the facts' JSON is joined around it.
-        before_name = json.dumps(self._facts_before_name(group))[:-1] + ', "asg_name": "'
+        facts = {
+            "group": props.group,
+            "count": props.count,
+            "capacity_type": props.capacity_type,
+            "reservation_id": props.reservation_id,
+            "instance_type": props.instance_type,
+        }
+        before_name = json.dumps(facts)[:-1] + ', "asg_name": "'
         string_parameter(
             self,
             "Facts",
-            name=names.compute_group_parameter(cfg, group.name),
+            name=props.facts_parameter,
             value={"Fn::Join": ["", [before_name, self.group.ref_token, '"}']]},
-            description=f"gpucluster {cfg.name}: compute group {group.name} for the head node",
+            description=f"gpucluster {props.cluster}: compute group {props.group} for the head node",
         )
-
-    @staticmethod
-    def _facts_before_name(group: ComputeGroupConfig) -> dict[str, object]:
-        capacity = group.capacity
-        return {
-            "group": group.name,
-            "count": group.count,
-            "capacity_type": capacity.type,
-            "reservation_id": getattr(capacity, "reservation_id", None),
-            "instance_type": group.instance_type,
-        }

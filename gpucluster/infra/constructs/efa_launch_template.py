@@ -1,7 +1,7 @@
 """Launch template for a GPU node with every EFA interface its type has.
 
-The interface layout comes from the instance catalog (gpucluster.efa); each
-interface carries the node and EFA security groups. Subnets are left to the
+The interface layout comes from the instance catalog (gpucluster.efa, resolved per
+group); each interface carries the node and EFA security groups. Subnets are left to the
 Auto Scaling group, which places every interface in its VPCZoneIdentifier.
 """
 
@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 from constructs import Construct
 
-from gpucluster.catalog import InstanceType
-from gpucluster.efa import InterfaceSlot, efa_interface_layout
+from gpucluster.efa import InterfaceSlot
 from gpucluster.infra.constructs.cfn import Resource
 from gpucluster.infra.constructs.launch_settings import GpuLaunch, NodeLaunch, node_launch_template
 
@@ -27,8 +26,9 @@ class CapacityTarget:
 
 @dataclass(frozen=True)
 class EfaLaunchTemplateProps:
-    instance: InstanceType
-    efa: bool
+    instance_type: str
+    # Every network interface, in order: the primary alone without EFA (ResolvedGroup.interfaces).
+    interfaces: tuple[InterfaceSlot, ...]
     image_id: str
     instance_profile_arn: str
     security_group_ids: list[str]
@@ -44,9 +44,8 @@ class EfaLaunchTemplate(Construct):
 
     def __init__(self, scope: Construct, id: str, props: EfaLaunchTemplateProps) -> None:
         super().__init__(scope, id)
-        slots = efa_interface_layout(props.instance) if props.efa else [InterfaceSlot(0, 0, "interface")]
         gpu = GpuLaunch(
-            interfaces=slots,
+            interfaces=list(props.interfaces),
             interface_groups=props.security_group_ids,
             market_type=props.capacity.market_type,
             reservation_id=props.capacity.reservation_id,
@@ -54,7 +53,7 @@ class EfaLaunchTemplate(Construct):
         )
         launch = NodeLaunch(
             image_id=props.image_id,
-            instance_type=props.instance.name,
+            instance_type=props.instance_type,
             instance_profile_arn=props.instance_profile_arn,
             root_volume_gib=props.root_volume_gib,
             user_data=props.user_data,

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import aws_cdk as cdk
 from constructs import Construct
 
-from gpucluster.config import FsxLustreConfig
 from gpucluster.infra.constructs.cfn import Resource, resource
 
 LUSTRE_VERSION = "2.15"
@@ -16,7 +15,13 @@ LUSTRE_VERSION = "2.15"
 
 @dataclass(frozen=True)
 class FsxLustreProps:
-    settings: FsxLustreConfig
+    # storage.fsx_lustre's settings, as validated (gpucluster.config.fsx_rules).
+    storage_gib: int
+    deployment_type: str
+    throughput_per_tib: int | None
+    compression: Literal["LZ4", "NONE"]
+    efa: bool
+    metadata_iops: int | None
     subnet_id: str
     security_group_id: str
 
@@ -26,21 +31,20 @@ class FsxLustre(Construct):
 
     def __init__(self, scope: Construct, id: str, props: FsxLustreProps) -> None:
         super().__init__(scope, id)
-        settings = props.settings
         lustre: dict[str, Any] = {
-            "DataCompressionType": settings.compression,
-            "DeploymentType": settings.deployment_type,
+            "DataCompressionType": props.compression,
+            "DeploymentType": props.deployment_type,
             "WeeklyMaintenanceStartTime": "7:03:00",
         }
-        if settings.deployment_type.startswith("PERSISTENT") and settings.throughput_per_tib is not None:
-            lustre["PerUnitStorageThroughput"] = settings.throughput_per_tib
-        if settings.efa:
+        if props.deployment_type.startswith("PERSISTENT") and props.throughput_per_tib is not None:
+            lustre["PerUnitStorageThroughput"] = props.throughput_per_tib
+        if props.efa:
             lustre["EfaEnabled"] = True
-        if settings.deployment_type == "PERSISTENT_2":
-            mode = "USER_PROVISIONED" if settings.metadata_iops else "AUTOMATIC"
+        if props.deployment_type == "PERSISTENT_2":
+            mode = "USER_PROVISIONED" if props.metadata_iops else "AUTOMATIC"
             metadata: dict[str, object] = {"Mode": mode}
-            if settings.metadata_iops is not None:
-                metadata["Iops"] = settings.metadata_iops
+            if props.metadata_iops is not None:
+                metadata["Iops"] = props.metadata_iops
             lustre["MetadataConfiguration"] = metadata
         self.file_system = resource(
             self,
@@ -51,7 +55,7 @@ class FsxLustre(Construct):
                 "FileSystemTypeVersion": LUSTRE_VERSION,
                 "LustreConfiguration": lustre,
                 "SecurityGroupIds": [props.security_group_id],
-                "StorageCapacity": settings.storage_gib,
+                "StorageCapacity": props.storage_gib,
                 "StorageType": "SSD",
                 "SubnetIds": [props.subnet_id],
             },

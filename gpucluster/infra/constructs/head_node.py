@@ -22,9 +22,8 @@ class HeadNode(Construct):
 
     def __init__(self, scope: Construct, id: str, props: ServiceNodeProps) -> None:
         super().__init__(scope, id)
-        cfg = props.cfg
         template = service_node_launch_template(
-            self, "LaunchTemplate", props, "head", cfg.head_node, groups_in_template=False
+            self, "LaunchTemplate", props, "head", groups_in_template=False
         )
         self.instance = resource(
             self,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from constructs import Construct
 
 from gpucluster import names
-from gpucluster.config import ClusterConfig, HeadNodeConfig, LoginNodesConfig
 from gpucluster.efa import InterfaceSlot
 from gpucluster.infra.constructs.cfn import Resource, resource
 
@@ -17,16 +17,20 @@ from gpucluster.infra.constructs.cfn import Resource, resource
 class ServiceNodeProps:
     """What the head node and the login nodes are built from."""
 
-    cfg: ClusterConfig
+    instance_type: str
+    root_volume_gib: int
     image_id: str
     subnet_id: str
     instance_profile_arn: str
     security_group_ids: list[str]
     user_data: str
+    # The cluster's tags (the user's and its name), to which node_tags adds the role.
+    cluster_tags: Mapping[str, str]
 
 
-def node_tags(cfg: ClusterConfig, role: str, **extra: str) -> dict[str, str]:
-    return {**cfg.tags, names.CLUSTER_TAG: cfg.name, names.ROLE_TAG: role, **extra}
+def node_tags(cluster_tags: Mapping[str, str], role: str, **extra: str) -> dict[str, str]:
+    """A node's tags: the cluster's (the user's and its name), its role, and `extra`."""
+    return {**cluster_tags, names.ROLE_TAG: role, **extra}
 
 
 @dataclass(frozen=True)
@@ -119,7 +123,6 @@ def service_node_launch_template(
     id: str,
     props: ServiceNodeProps,
     role: str,
-    node: HeadNodeConfig | LoginNodesConfig,
     *,
     groups_in_template: bool,
 ) -> Resource:
@@ -130,11 +133,11 @@ def service_node_launch_template(
     """
     launch = NodeLaunch(
         image_id=props.image_id,
-        instance_type=node.instance_type,
+        instance_type=props.instance_type,
         instance_profile_arn=props.instance_profile_arn,
-        root_volume_gib=node.root_volume_gib,
+        root_volume_gib=props.root_volume_gib,
         user_data=props.user_data,
-        tags=node_tags(props.cfg, role),
+        tags=node_tags(props.cluster_tags, role),
         tagged=("instance", "volume"),
         security_group_ids=props.security_group_ids if groups_in_template else None,
     )

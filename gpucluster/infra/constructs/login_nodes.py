@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from constructs import Construct
 
 from gpucluster.infra.constructs.cfn import Resource, resource
@@ -13,16 +15,21 @@ from gpucluster.infra.constructs.launch_settings import (
 from gpucluster.infra.constructs.nag import acknowledge
 
 
+@dataclass(frozen=True)
+class LoginNodesProps:
+    node: ServiceNodeProps
+    count: int
+
+
 class LoginNodes(Construct):
     group: Resource
 
-    def __init__(self, scope: Construct, id: str, props: ServiceNodeProps) -> None:
+    def __init__(self, scope: Construct, id: str, props: LoginNodesProps) -> None:
         super().__init__(scope, id)
-        cfg = props.cfg
         template = service_node_launch_template(
-            self, "LaunchTemplate", props, "login", cfg.login_nodes, groups_in_template=True
+            self, "LaunchTemplate", props.node, "login", groups_in_template=True
         )
-        count = str(cfg.login_nodes.count)
+        count = str(props.count)
         self.group = resource(
             self,
             "Group",
@@ -33,7 +40,7 @@ class LoginNodes(Construct):
                 "LaunchTemplate": launch_template_ref(template),
                 "MaxSize": count,
                 "MinSize": count,
-                "VPCZoneIdentifier": [props.subnet_id],
+                "VPCZoneIdentifier": [props.node.subnet_id],
             },
         )
         acknowledge(

@@ -7,21 +7,25 @@ the stack fail with "already exists".
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import aws_cdk as cdk
 from constructs import Construct
 
-from gpucluster import names
-from gpucluster.bootstrap import node_logs
-from gpucluster.config import ClusterConfig
 from gpucluster.infra.constructs.cfn import Resource, resource, string_parameter
-from gpucluster.slurm.conf import SlurmSite
+from gpucluster.node_files import Json, with_log_group
 
 
 @dataclass(frozen=True)
 class NodeLogsProps:
-    cfg: ClusterConfig
+    cluster: str
+    # The agent's configuration as the nodes' renderer wrote it (NodeFiles.log_agent_config,
+    # the group named by its slot), the parameter nodes fetch it from, and how long the group
+    # keeps the logs.
+    agent_config: Mapping[str, Json]
+    agent_config_parameter: str
+    retention_days: int
 
 
 class NodeLogs(Construct):
@@ -34,24 +38,23 @@ class NodeLogs(Construct):
 
     def __init__(self, scope: Construct, id: str, props: NodeLogsProps) -> None:
         super().__init__(scope, id)
-        cfg = props.cfg
         # At "Group/Resource", where the logs.LogGroup it replaces kept its CfnLogGroup.
         self.log_group = resource(
             Construct(self, "Group"),
             "Resource",
             "AWS::Logs::LogGroup",
-            {"RetentionInDays": node_logs.RETENTION_DAYS},
+            {"RetentionInDays": props.retention_days},
         )
         self.log_group.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
         # Pinned: a refactor of construct paths must not orphan the group.
         self.log_group.override_logical_id("NodeLogGroup")
         self.log_group_name = self.log_group.ref_token
         self.log_group_arn = self.log_group.att("Arn")
-        config = node_logs.agent_config(self.log_group_name, SlurmSite())
+        config = with_log_group(dict(props.agent_config), self.log_group_name)
         self.agent_config = string_parameter(
             self,
             "AgentConfig",
-            name=names.log_agent_config_parameter(cfg),
+            name=props.agent_config_parameter,
             value=cdk.Stack.of(self).to_json_string(config),
-            description=f"gpucluster {cfg.name}: CloudWatch agent configuration of every node",
+            description=f"gpucluster {props.cluster}: CloudWatch agent configuration of every node",
         )

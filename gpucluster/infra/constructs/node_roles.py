@@ -20,8 +20,6 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from gpucluster import names
-from gpucluster.config import ClusterConfig
-from gpucluster.config.ecr import parse_repository
 from gpucluster.infra.constructs.cfn import Resource, resource
 from gpucluster.infra.constructs.nag import acknowledge
 
@@ -62,7 +60,18 @@ class Allow:
 
 @dataclass(frozen=True)
 class NodeRolesProps:
-    cfg: ClusterConfig
+    cluster: str
+    region: str
+    # None: the account the CLI deploys to.
+    account: str | None
+    # The cluster's names (gpucluster.resolved.ClusterNames) its roles are scoped to.
+    parameter_prefix: str
+    munge_secret_name_pattern: str
+    head_image_parameter: str
+    role_name_prefix: str
+    # The ECR repositories login and compute nodes pull from, as ARNs; None: every
+    # repository of the account in the region.
+    ecr_repository_arns: tuple[str, ...] | None
     bundle_bucket_arn: str
     bundle_object_key: str
     # The Slurm source the head builds, in the bundle's bucket.
@@ -79,20 +88,19 @@ class NodeRoles(Construct):
 
     def __init__(self, scope: Construct, id: str, props: NodeRolesProps) -> None:
         super().__init__(scope, id)
-        cfg = props.cfg
         stack = cdk.Stack.of(self)
-        prefix = names.parameter_prefix(cfg)
+        prefix = props.parameter_prefix
         secret_arn = stack.format_arn(
             service="secretsmanager",
             resource="secret",
-            resource_name=names.munge_secret_name_pattern(cfg),
+            resource_name=props.munge_secret_name_pattern,
             arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
         )
         parameters_arn = stack.format_arn(
             service="ssm", resource="parameter", resource_name=prefix.lstrip("/") + "/*"
         )
-        cluster_tag = {f"aws:ResourceTag/{names.CLUSTER_TAG}": cfg.name}
-        pull_images = self._pull_images(cfg, stack)
+        cluster_tag = {f"aws:ResourceTag/{names.CLUSTER_TAG}": props.cluster}
+        pull_images = self._pull_images(props.ecr_repository_arns, stack)
         common = [
             Allow(sid="ReadMungeKey", actions=["secretsmanager:GetSecretValue"], resource=secret_arn),
             Allow(
@@ -140,7 +148,7 @@ class NodeRoles(Construct):
                     resource=stack.format_arn(
                         service="ssm",
                         resource="parameter",
-                        resource_name=names.head_image_parameter(cfg).lstrip("/"),
+                        resource_name=props.head_image_parameter.lstrip("/"),
                     ),
                 ),
                 Allow(
@@ -184,10 +192,10 @@ class NodeRoles(Construct):
                 "AWS::IAM::Role",
                 {
                     "AssumeRolePolicyDocument": ASSUMED_BY_EC2,
-                    "Description": f"gpucluster {cfg.name} {role} nodes",
+                    "Description": f"gpucluster {props.cluster} {role} nodes",
                     "ManagedPolicyArns": [SSM_CORE],
                     "Policies": [{"PolicyDocument": policy, "PolicyName": "node"}],
-                    "RoleName": f"{names.role_name_prefix(cfg)}{role}",
+                    "RoleName": f"{props.role_name_prefix}{role}",
                 },
             )
             acknowledge(
@@ -205,7 +213,7 @@ class NodeRoles(Construct):
                 f"{names.CLUSTER_TAG} with this cluster's name; Describe* calls and "
                 "ecr:GetAuthorizationToken accept no resource ARN; image pulls only from the ECR "
                 "repositories software.ecr_repositories names (default: this account's, in this region)",
-                findings=self._wildcard_findings(cfg, role),
+                findings=self._wildcard_findings(props, role),
             )
             self.roles[role] = node_role
             self.instance_profiles[role] = resource(
@@ -216,15 +224,13 @@ class NodeRoles(Construct):
             )
 
     @staticmethod
-    def _pull_images(cfg: ClusterConfig, stack: cdk.Stack) -> list[Allow]:
+    def _pull_images(listed: tuple[str, ...] | None, stack: cdk.Stack) -> list[Allow]:
         """ECR reads for the roles that import and run images; none when the config lists no repository."""
-        listed = cfg.software.ecr_repositories
-        if listed is None:
-            repositories: tuple[str, ...] = (
-                stack.format_arn(service="ecr", resource="repository", resource_name="*"),
-            )
-        else:
-            repositories = tuple(sorted({parse_repository(entry).arn for entry in listed}))
+        repositories = (
+            (stack.format_arn(service="ecr", resource="repository", resource_name="*"),)
+            if listed is None
+            else listed
+        )
         if not repositories:
             return []
         return [
@@ -242,20 +248,19 @@ class NodeRoles(Construct):
         ]
 
     @staticmethod
-    def _wildcard_findings(cfg: ClusterConfig, role: str) -> tuple[str, ...]:
-        account = cfg.account or "<AWS::AccountId>"
-        arn = f"arn:<AWS::Partition>:{{service}}:{cfg.region}:{account}:{{resource}}"
+    def _wildcard_findings(props: NodeRolesProps, role: str) -> tuple[str, ...]:
+        account = props.account or "<AWS::AccountId>"
+        arn = f"arn:<AWS::Partition>:{{service}}:{props.region}:{account}:{{resource}}"
         findings = [
-            "Resource::" + arn.format(service="ssm", resource=f"parameter{names.parameter_prefix(cfg)}/*"),
+            "Resource::" + arn.format(service="ssm", resource=f"parameter{props.parameter_prefix}/*"),
             "Resource::" + arn.format(service="ec2", resource="instance/*"),
         ]
         pulls = role in ("login", "compute")
-        listed = cfg.software.ecr_repositories
-        if role in ("head", "compute") or (pulls and listed != []):
+        listed = props.ecr_repository_arns
+        if role in ("head", "compute") or (pulls and listed != ()):
             findings.append("Resource::*")
         if pulls and listed is None:
             findings.append("Resource::" + arn.format(service="ecr", resource="repository/*"))
         elif pulls and listed:
-            arns = {parse_repository(entry).arn for entry in listed}
-            findings += sorted(f"Resource::{found}" for found in arns if "*" in found)
+            findings += sorted(f"Resource::{found}" for found in listed if "*" in found)
         return tuple(findings)

@@ -11,12 +11,11 @@ from typing import Any
 import aws_cdk as cdk
 from constructs import Construct
 
-from gpucluster import names
-from gpucluster.config import ClusterConfig
 from gpucluster.infra.constructs.cfn import string_parameter
 from gpucluster.infra.constructs.fsx_lustre import FsxLustre, FsxLustreProps
 from gpucluster.infra.constructs.munge_key import MungeKey, MungeKeyProps
 from gpucluster.infra.constructs.shared_home import SharedHome, SharedHomeProps
+from gpucluster.resolved import ResolvedCluster
 
 
 class StorageStack(cdk.Stack):
@@ -25,7 +24,7 @@ class StorageStack(cdk.Stack):
         scope: Construct,
         id: str,
         *,
-        cfg: ClusterConfig,
+        resolved: ResolvedCluster,
         subnet_id: str,
         storage_security_group_id: str,
         **kwargs: Any,  # cdk.StackProps keywords (env, description, ...)
@@ -39,12 +38,18 @@ class StorageStack(cdk.Stack):
         # Pinned so a refactor of construct paths can never replace the data.
         self.home.file_system.override_logical_id("HomeFileSystem")
         facts = {"efs_id": self.home.file_system.ref_token}
-        if cfg.storage.fsx_lustre is not None:
+        fsx = resolved.config.storage.fsx_lustre
+        if fsx is not None:
             self.fsx = FsxLustre(
                 self,
                 "Lustre",
                 FsxLustreProps(
-                    settings=cfg.storage.fsx_lustre,
+                    storage_gib=fsx.storage_gib,
+                    deployment_type=fsx.deployment_type,
+                    throughput_per_tib=fsx.throughput_per_tib,
+                    compression=fsx.compression,
+                    efa=fsx.efa,
+                    metadata_iops=fsx.metadata_iops,
                     subnet_id=subnet_id,
                     security_group_id=storage_security_group_id,
                 ),
@@ -56,8 +61,8 @@ class StorageStack(cdk.Stack):
             self,
             "MungeKey",
             MungeKeyProps(
-                secret_name_prefix=names.munge_secret_name_prefix(cfg),
-                reader_role_name_prefix=names.role_name_prefix(cfg),
+                secret_name_prefix=resolved.names.munge_secret_name_prefix,
+                reader_role_name_prefix=resolved.names.role_name_prefix,
             ),
         )
         self.munge_key.secret.override_logical_id("MungeKeySecret")
@@ -67,7 +72,7 @@ class StorageStack(cdk.Stack):
             string_parameter(
                 self,
                 f"Fact-{fact}",
-                name=names.storage_parameter(cfg, fact),
+                name=resolved.names.storage_parameters[fact],
                 value=value,
-                description=f"gpucluster {cfg.name}: {fact} for node bootstrap",
+                description=f"gpucluster {resolved.name}: {fact} for node bootstrap",
             )
