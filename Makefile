@@ -65,7 +65,7 @@ test-slurm: system setup-train
 snapshots: setup
 	$(PY) -m pytest -q tests/test_snapshots.py --snapshot-update
 
-## Accept the current `gpucluster schema` as its golden copy (tests/test_config_schema.py).
+## Accept the current `gpucluster schema` as its golden copy (tests/config/test_schema.py).
 schema-golden: setup
 	$(VENV)/bin/gpucluster schema > tests/golden/config-schema.json
 

@@ -50,7 +50,7 @@ class InstanceType(BaseModel):
     # GPUs joined by NVSwitch: the node must run NVIDIA Fabric Manager before CUDA works.
     nvswitch: bool
     # Sockets, cores, threads and each GPU's socket, where a public source shows them
-    # (cpu_topology.VERIFIED); None: GPUs are not bound to cores.
+    # (cpu_topology.VERIFIED); None: nodes register no layout (NVML binds GPUs either way).
     gpu_sockets: GpuSockets | None = None
 
     @property
@@ -65,11 +65,11 @@ class InstanceType(BaseModel):
     def slurm_gpu_type(self) -> str:
         """GRES type name: lower-case GPU model, e.g. ``h100``.
 
-        Short on purpose: Slurm's NVML autodetection names a GPU by its NVML name, lower-cased
-        with spaces as underscores ("NVIDIA H100 80GB HBM3" -> nvidia_h100_80gb_hbm3), and
-        takes a configured Type that is a substring of that name (gres.conf(5) and
-        _normalize_sys_gres_types in gres_gpu.c, 23.11), so these names hold if
-        AutoDetect=nvml is ever turned on.
+        Nodes register it (`Gres=gpu:<type>:<N>`) and gres.conf's AutoDetect=nvml finds the
+        GPUs: Slurm names a detected GPU by its NVML name, lower-cased with spaces as
+        underscores ("NVIDIA H200" -> nvidia_h200), and renames it to the registered type
+        that is a substring of that name (_normalize_sys_gres_types in gres_gpu.c, 25.11.7;
+        tests/fixtures/slurm holds the pinned slurmd doing so on an H200 host).
         """
         return self.gpu_model.lower()
 

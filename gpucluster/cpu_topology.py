@@ -1,17 +1,17 @@
 """Which CPU socket each GPU hangs off, for the instance types where a public source shows it.
 
-Slurm binds a GPU to cores by gres.conf's Cores=, in its abstract core numbering: socket by
-socket, core 0 is the first core of the first socket (gres.conf(5), Cores; the abstract id is
-`core index counted socket after socket * threads + thread` in xcpuinfo_hwloc_topo_get,
-src/slurmd/common/xcpuinfo.c). With hwloc 2 a Slurm socket is a hardware package: NUMA nodes
-count as sockets only with SlurmdParameters=numa_node_as_socket (same file), which we do not
-set. So a binding needs the socket/core/thread layout and each GPU's socket; DescribeInstanceTypes
+Nodes of these types register the socket/core/thread layout (slurmd --conf Sockets=,
+CoresPerSocket=, ThreadsPerCore=), so slurmctld refuses a node whose hardware is not that
+type's. The GPU-to-core binding itself comes from NVML on every type (gres.conf:
+AutoDetect=nvml); each GPU's socket here is what NVML's affinity shows on that type, which
+the real-Slurm suite's NVML stand-in reports (tests/fake_nvml.py). DescribeInstanceTypes
 gives neither socket count nor GPU placement, hence this table.
 
 An entry is made only from a concrete public record of that instance type (`nvidia-smi topo
 -m`, NCCL's affinity log, AWS's own NCCL topology files); GPU i is the i-th GPU in PCI bus order,
 which is nvidia-smi's index and the /dev/nvidia<i> minor number. Types without an entry
-(p5.4xlarge, p5en, p6-b200, p6-b300, the g families) stay unbound.
+(p5.4xlarge, p5en, p6-b200, p6-b300, the g families) register no layout: slurmd reports what
+it detects.
 """
 
 from __future__ import annotations
@@ -47,11 +47,6 @@ class GpuSockets(BaseModel):
             if not 0 <= socket < self.layout.sockets:
                 raise ValueError(f"GPU {gpu} is on socket {socket}, but the layout has {self.layout.sockets}")
         return self
-
-    def core_range(self, socket: int) -> tuple[int, int]:
-        """First and last abstract core of `socket`."""
-        first = socket * self.layout.cores_per_socket
-        return first, first + self.layout.cores_per_socket - 1
 
 
 _TWO_BY_24 = CpuLayout(sockets=2, cores_per_socket=24, threads_per_core=2)

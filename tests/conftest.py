@@ -20,6 +20,11 @@ from gpucluster.config import ClusterConfig  # noqa: E402
 from gpucluster.config.loader import load_config  # noqa: E402
 from gpucluster.synth.app import SynthResult, synthesize  # noqa: E402
 
+# The AWS stand-ins, for the tests of every package that calls AWS (aws, ami, capacity,
+# config edit, preflight, the AWS verbs' tables).
+from tests.aws.stubs import aws as aws  # noqa: E402
+from tests.aws.stubs import moto_aws as moto_aws  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 EXAMPLE_NAMES = [path.stem for path in EXAMPLES]

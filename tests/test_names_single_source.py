@@ -49,7 +49,7 @@ _SQUASHFS_NAME_COPY = re.compile(
 )
 
 # systemd reads its units as they are, so they name the agents' settings file literally;
-# tests/capacity/test_units.py and tests/test_node_cleanup.py check it equals the constant.
+# tests/agents/test_units.py and tests/agents/test_node_cleanup.py check it equals the constant.
 UNITS = {f"templates/systemd/gpucluster-{agent}.service" for agent in ("capacity-controller", "node-cleanup")}
 
 # name -> (detector, where to look, files allowed to hold the one definition, copies it

@@ -1,6 +1,6 @@
 """Every verb's tables in both modes: piped into a file each row on one line, whole; on an
 80-column terminal (TTY_COMPATIBLE=1, COLUMNS=80) fitted to it, nothing cut short.
-The AWS verbs (preflight, capacity find/show/extend): tests/aws/test_tables_aws.py."""
+The AWS verbs (preflight, capacity find/show/extend): tests/test_tables_aws.py."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from gpucluster.cli import app
 from gpucluster.tables import print_table, table
 from tests.conftest import REPO
+from tests.diff.test_command import fake_synth
 from tests.table_text import PIPED, TERMINAL, WIDTH, assert_fits_terminal, assert_piped_whole, plain
-from tests.test_diff_command import fake_synth
 
 DEFAULT = REPO / "examples" / "default.yaml"
 NCCL = REPO / "tests" / "fixtures" / "nccl"

@@ -3,7 +3,7 @@
 The rules are data: CAPACITY_RULES maps deployment type x throughput x EFA to the storage
 capacities a file system may have, METADATA_IOPS says which deployment types take metadata
 IOPS and which values. `problem` reads them for the model (config/storage.py), and README's
-"FSx for Lustre rules" states the same tables (tests/test_fsx_rules.py compares the two).
+"FSx for Lustre rules" states the same tables (tests/config/test_fsx_rules.py compares the two).
 
 Sources (checked Dec 2026):
 - Capacity: FSx API reference, CreateFileSystem StorageCapacity,

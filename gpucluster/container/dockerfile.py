@@ -28,7 +28,7 @@ NCCL_TESTS_URL_BASE = "https://github.com/NVIDIA/nccl-tests/archive/refs/tags"
 NGC_MPI_HOME = "/opt/hpcx/ompi"
 CUDA_HOME = "/usr/local/cuda"
 # Variables that force legacy behaviour and hurt current libfabric / aws-ofi-nccl: the recipe
-# never sets them (tests/test_container.py fails if one appears).
+# never sets them (tests/container/test_dockerfile.py fails if one appears).
 FORBIDDEN_VARIABLES = ("FI_EFA_USE_DEVICE_RDMA", "NCCL_PROTO", "NCCL_BUFFSIZE", "RDMAV_")
 
 

@@ -11,7 +11,7 @@ from gpucluster.slurm_release import PINNED_COMMIT, PINNED_SHA256
 
 # munge, the MariaDB client (accounting_storage/mysql), cgroup/v2 (D-Bus) and lua
 # (job_submit/lua) are found by configure when their headers are there; these need asking.
-# NVML is found the same way where CUDA's nvml.h is (nodes), giving gpu/nvml.
+# The suite builds with these; nodes add NODE_GPU_FLAGS.
 CONFIGURE_FLAGS = (
     "--with-pmix",
     "--with-hwloc",
@@ -23,6 +23,14 @@ CONFIGURE_FLAGS = (
     # source twice and ship three 80 MB archives in the nodes' package.
     "--disable-static",
 )
+
+# gpu/nvml, which gres.conf's AutoDetect=nvml loads on every compute node: built against the
+# image's CUDA (nvml.h, and lib64/stubs/libnvidia-ml.so to link; the plugin opens the driver's
+# libnvidia-ml.so.1 at run time). Named explicitly, configure stops when they are missing
+# rather than leaving the plugin out. Nodes only: the suite has no CUDA (it stands NVML in
+# with Slurm's fake_gpus.conf, tests/fake_nvml.py).
+NODE_GPU_FLAGS = ("--with-nvml=/usr/local/cuda",)
+NODE_GPU_PLUGINS = ("gpu_nvml",)
 
 # What the build must contain: configure leaves a feature out quietly when its headers are
 # missing, so a build is checked for these before it is used.
@@ -78,17 +86,20 @@ BUILD_DEPENDENCIES = (
 UNITS = ("slurmctld", "slurmd", "slurmdbd", "slurmrestd", "sackd")
 
 
+NODE_CONFIGURE_FLAGS = (*CONFIGURE_FLAGS, *NODE_GPU_FLAGS)
+
+
 def build_key() -> str:
     """What a build depends on besides its source: the configure flags. Names the package
     on shared storage, so other flags make another package."""
-    return hashlib.sha256(" ".join((*INSTALL_DIRS, *CONFIGURE_FLAGS)).encode()).hexdigest()[:8]
+    return hashlib.sha256(" ".join((*INSTALL_DIRS, *NODE_CONFIGURE_FLAGS)).encode()).hexdigest()[:8]
 
 
 def required_files() -> list[str]:
     """The installed paths a build must have (programs, plugins) before nodes use it."""
     return [
         *(f"/usr/sbin/{program}" for program in REQUIRED_PROGRAMS),
-        *(f"/usr/lib/slurm/{plugin}.so" for plugin in REQUIRED_PLUGINS),
+        *(f"/usr/lib/slurm/{plugin}.so" for plugin in (*REQUIRED_PLUGINS, *NODE_GPU_PLUGINS)),
         "/usr/include/slurm/spank.h",
         f"{PAM_MODULE_DIR}/{PAM_MODULE}",
     ]
@@ -111,7 +122,7 @@ class NodeBuild:
     package_dir: str = PACKAGE_DIR
     uid: int = SLURM_UID
     install_dirs: tuple[str, ...] = INSTALL_DIRS
-    configure_flags: tuple[str, ...] = CONFIGURE_FLAGS
+    configure_flags: tuple[str, ...] = NODE_CONFIGURE_FLAGS
     units: tuple[str, ...] = UNITS
     contribs: tuple[str, ...] = CONTRIBS
     required_files: tuple[str, ...] = field(default_factory=lambda: tuple(required_files()))

@@ -21,7 +21,6 @@ from gpucluster import names
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
 from gpucluster.rendering import render
-from gpucluster.slurm.gres import gres_conf
 from gpucluster.slurm.health_probes import FABRIC_MANAGER_UNIT, KILL_GRACE_SECONDS, ProbeTimeouts
 
 # SPANNING_PARTITION and real_memory_mib stay importable from here, where callers name them.
@@ -81,7 +80,6 @@ class SlurmSite:
     # Consider each dynamic node's --conf line authoritative rather than its hardware:
     # only for a test host that is not the instance type it impersonates.
     trust_node_config: bool = False
-    gpu_device_prefix: str = "/dev/nvidia"
     healthcheck_program: str = "/usr/local/sbin/gpucluster-healthcheck"
     healthcheck_interval: int = 300
     probe_timeouts: ProbeTimeouts = ProbeTimeouts()
@@ -178,10 +176,10 @@ def gres(group: ComputeGroupConfig) -> str:
 def slurmd_conf_line(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
     """The `--conf` string a compute node of `group` passes to `slurmd -Z`.
 
-    `slurmd --conf` takes node-line syntax except NodeName and Port (slurmd(8), 22.05
-    and 23.11). A type with a verified layout (catalog `gpu_sockets`) registers it as
-    Sockets, CoresPerSocket and ThreadsPerCore: gres.conf's Cores= count cores in that
-    layout, and slurmctld refuses a node whose hardware has fewer ("INVALID_REG", "Low
+    `slurmd --conf` takes node-line syntax except NodeName and Port (slurmd(8)). The GRES
+    count and type are what NVML must find (gres.conf: AutoDetect=nvml). A type with a
+    verified layout (catalog `gpu_sockets`) registers it as Sockets, CoresPerSocket and
+    ThreadsPerCore, and slurmctld refuses a node whose hardware has fewer ("INVALID_REG", "Low
     socket*core*thread count": AWS PCS user guide, troubleshooting-invalid-registration),
     which the bootstrap's registration wait reports, so a binding never meets other
     hardware silently. Other types give
@@ -227,7 +225,6 @@ def render_slurm_files(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> Slu
         "max_node_count": max_node_count(cfg),
         "nodesets": [(nodeset(group), names.group_feature(group.name)) for group in cfg.compute_groups],
         "partitions": partitions(cfg),
-        "gres": gres_conf(cfg, site.gpu_device_prefix),
         "plugstack_dir": plugstack_dir(site),
         "scheduler_parameters": _scheduler_parameters(site),
     }

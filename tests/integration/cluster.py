@@ -40,6 +40,7 @@ from tests.integration.site_files import (
     gpu_override_dir,
     node_local_binds,
     suite_site,
+    write_fake_nvml,
     write_site_files,
 )
 
@@ -202,7 +203,7 @@ class ComputeNode:
     address: str
     process: subprocess.Popen | None = None
 
-    def start(self, conf_line: str, resolv_conf: Path | None = None) -> None:
+    def start(self, conf_line: str, resolv_conf: Path | None = None, nvml_gpus: int | None = None) -> None:
         """`slurmd -Z` as the compute bootstrap starts it, with the --conf line.
 
         slurmd runs in a private mount namespace where its node-local directories
@@ -211,10 +212,12 @@ class ComputeNode:
         looks up the `_slurmctld._tcp` SRV record through that resolver, bound over
         /etc/resolv.conf for slurmd alone. nsenter joins only the network namespace:
         `ip netns exec` would remount /sys and slurmd would find no cgroup file system.
+        NVML's stand-in reports the group's GPUs, or `nvml_gpus` of them.
         """
         slurmd = ["slurmd", "-D", "-Z", "-N", self.name, "--conf", conf_line]
         if resolv_conf is None:
             slurmd[1:1] = ["--conf-server", slurm_conf.conf_server(self.cluster.cfg, self.cluster.site)]
+        write_fake_nvml(self.cluster.site, self.name, self.cluster.group.instance, nvml_gpus)
         binds = node_local_binds(self.cluster.root, self.name)
         for source, target in binds:
             source.mkdir(parents=True, exist_ok=True)

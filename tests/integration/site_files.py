@@ -8,11 +8,13 @@ import socket
 from pathlib import Path
 
 from gpucluster.bootstrap.container_runtime import NVME_MOUNT
+from gpucluster.catalog import InstanceType
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
 from gpucluster.slurm.health_probes import FABRIC_MANAGER_UNIT
+from tests.fake_nvml import fake_gpus_conf
 from tests.integration.host import Teardown, run
 from tests.integration.network import CONTROLLER_IP
 from tests.integration.prerequisites import ProcessTracking
@@ -96,7 +98,6 @@ def suite_site(root: Path, tracking: ProcessTracking, slurm_prefix: Path) -> Slu
         sched_interval=2,
         bf_interval=1,
         trust_node_config=True,
-        gpu_device_prefix="/dev/tty",
         healthcheck_program=str(root / "healthcheck.sh"),
         healthcheck_interval=2,
         healthcheck_path=":".join(
@@ -114,6 +115,20 @@ def suite_site(root: Path, tracking: ProcessTracking, slurm_prefix: Path) -> Slu
         proctrack_type=tracking.proctrack_type,
         task_plugin=tracking.task_plugin,
     )
+
+
+# The suite's GPUs: device files every host has, which Slurm only opens for cgroup rules.
+FAKE_GPU_DEVICE_PREFIX = "/dev/tty"
+
+
+def write_fake_nvml(site: SlurmSite, node: str, instance: InstanceType, gpus: int | None = None) -> None:
+    """What NVML would report on a node of `instance` (`gpus` of its GPUs, all by default),
+    where that node's configless slurmd looks for Slurm's stand-in (tests/fake_nvml.py): its
+    configuration cache, beside the files slurmctld sends, which slurmd rewrites one by one
+    and leaves this one alone."""
+    cache = Path(site.slurmd_spool_dir.replace("%n", node)) / "conf-cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / "fake_gpus.conf").write_text(fake_gpus_conf(instance, FAKE_GPU_DEVICE_PREFIX, gpus))
 
 
 def gpu_override_dir(root: Path) -> Path:

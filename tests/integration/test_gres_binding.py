@@ -1,7 +1,9 @@
-"""GPUs bound to their socket's cores, on real daemons: nodes register the catalog's layout
-through --conf, slurmd accepts the rendered gres.conf, and an allocation with
---gres-flags=enforce-binding takes cores from the socket of its GPUs. Where a GPU type is
-shared by two sizes, gres.conf binds nothing, and slurmd shows why it must not."""
+"""GPUs bound to the cores next to them, on real daemons. Every node's slurmd reads the
+rendered gres.conf (AutoDetect=nvml) and takes its GPUs' device files and CPUs from what
+NVML reports; here Slurm's own stand-in for NVML, fake_gpus.conf (tests/fake_nvml.py),
+reports what the instance type's NVML would. The nodes register the catalog's layout, each
+GPU gets its socket's CPUs, --gres-flags=enforce-binding takes cores from the socket of the
+GPUs, and a node whose NVML finds fewer GPUs than it registers is refused."""
 
 from __future__ import annotations
 
@@ -11,37 +13,56 @@ from pathlib import Path
 
 import pytest
 
+from gpucluster.catalog import InstanceType
 from gpucluster.config import ClusterConfig
 from gpucluster.slurm import conf as slurm_conf
+from tests.fake_nvml import fake_gpus_conf
 from tests.integration.cluster import SlurmCluster
 from tests.integration.queries import one_record
+from tests.integration.site_files import FAKE_GPU_DEVICE_PREFIX
 from tests.slurm_conf.conf_text import with_groups
 
 pytestmark = pytest.mark.slurm
 
-GRES_LINE = re.compile(r"Gres Name=gpu Type=(\S+) Count=(\d+) .*File=(\S+)(?: Cores=(\S+))?")
+GRES_LINE = re.compile(r"Gres Name=gpu Type=(\S+) Count=(\d+) Index=(\d+) .*File=(\S+) Cores=(\S+)")
+# A node that registers an instance type's GPUs, of which NVML finds one fewer.
+SHORT_NODE = (5, "i-0a1b2c3d4e5f60005")
+REFUSAL_TIMEOUT = 60
 
 
-def slurmd_gres(cluster: SlurmCluster, slurm_conf_path: Path, conf_line: str) -> tuple[list[tuple], str]:
-    """`slurmd -G` for a node registering `conf_line`: the GRES it would report (type, count,
-    files, cores), and everything it printed. It reads gres.conf beside `slurm_conf_path`."""
-    # Slurm 24.11's slurmd -G checks that its spool directory exists (22.05's does not).
-    Path(cluster.site.slurmd_spool_dir.replace("%n", "gres-probe")).mkdir(parents=True, exist_ok=True)
-    result = cluster.slurm(
-        "slurmd", "-G", "-Z", "--conf", conf_line, "-N", "gres-probe", "-f", str(slurm_conf_path), check=False
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output
-    return [match.groups() for match in GRES_LINE.finditer(output)], output
-
-
-def rendered_elsewhere(cluster: SlurmCluster, cfg: ClusterConfig, directory: Path) -> Path:
-    """The files `cfg` renders for the suite's site, written under `directory`."""
+def rendered_with_nvml(
+    cluster: SlurmCluster, cfg: ClusterConfig, directory: Path, instance: InstanceType
+) -> Path:
+    """The files `cfg` renders for the suite's site under `directory`, beside what NVML
+    would report on a node of `instance`: the slurm.conf a probe reads."""
     site = dataclasses.replace(cluster.site, config_dir=str(directory))
     for path, text in slurm_conf.render_slurm_files(cfg, site).by_path(site).items():
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text)
+    (directory / "fake_gpus.conf").write_text(fake_gpus_conf(instance, FAKE_GPU_DEVICE_PREFIX))
     return directory / "slurm.conf"
+
+
+def slurmd_gres(cluster: SlurmCluster, slurm_conf_path: Path, conf_line: str) -> tuple[list[tuple], str]:
+    """`slurmd -G` for a node registering `conf_line`: the GRES it would report (type, count,
+    index, file, CPUs), and everything it printed. It reads the files beside `slurm_conf_path`."""
+    Path(cluster.site.slurmd_spool_dir.replace("%n", "gres-probe")).mkdir(parents=True, exist_ok=True)
+    result = cluster.slurm(
+        "slurmd",
+        "-G",
+        "-Z",
+        "--conf",
+        conf_line,
+        "-N",
+        "gres-probe",
+        "-f",
+        str(slurm_conf_path),
+        env={**cluster.env, "SLURM_CONF": str(slurm_conf_path)},
+        check=False,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    return [match.groups() for match in GRES_LINE.finditer(output)], output
 
 
 def test_nodes_register_the_catalog_layout_with_gpus_on_both_sockets(cluster: SlurmCluster):
@@ -57,18 +78,21 @@ def test_nodes_register_the_catalog_layout_with_gpus_on_both_sockets(cluster: Sl
         assert info["Gres"] == "gpu:h100:8(S:0-1)"
 
 
-def test_slurmd_binds_each_half_of_the_gpus_to_one_socket(cluster: SlurmCluster):
-    line = slurm_conf.slurmd_conf_line(cluster.cfg, cluster.group)
-    gres, output = slurmd_gres(cluster, Path(cluster.site.config_dir) / "slurm.conf", line)
-    # slurmd -G on 24.11 writes no topology cache and says so on every run; it then reads the
-    # hardware (22.05 prints no such line).
+def test_slurmd_takes_each_gpus_file_and_cpus_from_nvml(cluster: SlurmCluster, tmp_path: Path):
+    """The registered type (h100) replaces NVML's name (nvidia_h100_80gb_hbm3), and each GPU
+    keeps the cores NVML gave it: socket 0's 48 for GPUs 0-3, socket 1's for 4-7."""
+    conf = rendered_with_nvml(cluster, cluster.cfg, tmp_path, cluster.group.instance)
+    gres, output = slurmd_gres(cluster, conf, slurm_conf.slurmd_conf_line(cluster.cfg, cluster.group))
+    # slurmd -G writes no topology cache and says so on every run; it then reads the hardware.
     errors = [
         line
         for line in output.lower().splitlines()
         if "error" in line and "xcpuinfo_hwloc_topo_load" not in line
     ]
     assert not errors, output
-    assert gres == [("h100", "4", "/dev/tty[0-3]", "0-47"), ("h100", "4", "/dev/tty[4-7]", "48-95")]
+    assert gres == [
+        ("h100", "1", str(gpu), f"/dev/tty{gpu}", "0-47" if gpu < 4 else "48-95") for gpu in range(8)
+    ]
 
 
 def test_enforced_binding_takes_cores_from_the_socket_of_the_gpus(cluster: SlurmCluster):
@@ -105,23 +129,37 @@ def test_enforced_binding_takes_cores_from_the_socket_of_the_gpus(cluster: Slurm
         cluster.slurm("scancel", *jobs, check=False)
 
 
-def test_two_sizes_of_one_gpu_get_no_cores_and_slurmd_shows_why(cluster: SlurmCluster, tmp_path: Path):
-    """p5.4xlarge (1 GPU, 8 cores) beside p5.48xlarge: the rendered gres.conf binds nothing and
-    both sizes read it cleanly; the p5.48xlarge binding alone is what p5.4xlarge's slurmd rejects."""
+def test_two_sizes_of_one_gpu_each_get_their_own_cpus(cluster: SlurmCluster, tmp_path: Path):
+    """p5.4xlarge (1 GPU, 8 cores) beside p5.48xlarge: one gres.conf serves both, and each
+    slurmd binds its GPUs to its own CPUs. A static gres.conf could not: one Cores= range
+    without NodeName is read by both sizes, and the small one rejects the large one's."""
     mixed = with_groups("p5.4xlarge", "p5.48xlarge")
-    mixed_conf = rendered_elsewhere(cluster, mixed, tmp_path / "mixed")
-    gres_lines = (tmp_path / "mixed" / "gres.conf").read_text().splitlines()
-    assert not [line for line in gres_lines if "Cores=" in line and not line.startswith("#")]
     small, large = mixed.compute_groups
-    for group, expected in (
-        (small, ("h100", "1", "/dev/tty0", None)),
-        (large, ("h100", "8", "/dev/tty[0-7]", None)),
-    ):
-        gres, output = slurmd_gres(cluster, mixed_conf, slurm_conf.slurmd_conf_line(mixed, group))
-        assert gres == [expected], output
+    expected = {
+        small.name: [("h100", "1", "0", "/dev/tty0", "0-7")],
+        large.name: [("h100", "1", str(g), f"/dev/tty{g}", "0-47" if g < 4 else "48-95") for g in range(8)],
+    }
+    for group in (small, large):
+        conf = rendered_with_nvml(cluster, mixed, tmp_path / group.name, group.instance)
+        gres, output = slurmd_gres(cluster, conf, slurm_conf.slurmd_conf_line(mixed, group))
+        assert gres == expected[group.name], output
         assert "Invalid GRES data" not in output
-    # The control: p5.48xlarge's bound lines, read by a p5.4xlarge slurmd.
-    _, output = slurmd_gres(
-        cluster, Path(cluster.site.config_dir) / "slurm.conf", slurm_conf.slurmd_conf_line(mixed, small)
-    )
-    assert "Invalid GRES data for gpu, Cores=48-95" in output
+
+
+def test_a_node_whose_nvml_finds_fewer_gpus_than_it_registers_is_refused(cluster: SlurmCluster):
+    """NVML finds 7 of p5.48xlarge's 8 GPUs (one fell off the bus): slurmd discards the
+    registered GPU it cannot find, reports 7, and slurmctld keeps the node out of service
+    with the reason, so no job is given a GPU that is not there."""
+    node = cluster.add_node(*SHORT_NODE)
+    try:
+        node.start(slurm_conf.slurmd_conf_line(cluster.cfg, cluster.group), nvml_gpus=7)
+        info = cluster.wait_node_state(
+            node.name, lambda s: "DRAIN" in s or "INVAL" in s, "to be refused", REFUSAL_TIMEOUT
+        )
+        assert "gres/gpu count reported lower than configured (7 < 8)" in info.get("Reason", ""), info
+        log = Path(cluster.site.slurmd_log_file.replace("%n", node.name)).read_text()
+        assert "Discarding the following config-only GPU due to lack of File specification" in log
+    finally:
+        node.kill()
+        cluster.nodes.pop(node.name)
+        cluster.slurm("scontrol", "delete", f"NodeName={node.name}", check=False)

@@ -15,7 +15,7 @@ from botocore.stub import ANY, Stubber
 from gpucluster.agents import capacity_controller, maintenance, node_cleanup
 from gpucluster.agents.scontrol import CommandResult, Runner
 from gpucluster.slurm import conf as slurm_conf
-from tests.capacity.fakes import Aws
+from tests.agents.fakes import Aws
 from tests.integration.cluster import SlurmCluster
 from tests.integration.queries import node_states
 

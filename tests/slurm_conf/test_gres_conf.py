@@ -1,5 +1,6 @@
-"""gres.conf: device files per GPU type, bound to their socket's cores only where the layout
-is verified (cpu_topology.VERIFIED) and every slurmd of the cluster can read the ranges."""
+"""gres.conf: every compute node finds its GPUs, their device files and their cores through
+NVML (AutoDetect=nvml), and the type a node registers is the name slurmd gives what NVML
+finds. The H200 record is the pinned slurmd on a real H200 host (tests/fixtures/slurm)."""
 
 from __future__ import annotations
 
@@ -8,136 +9,86 @@ import re
 import pytest
 
 from gpucluster.catalog import load_catalog
-from gpucluster.config import ClusterConfig
-from gpucluster.config.loader import load_config
-from gpucluster.cpu_topology import VERIFIED, CpuLayout, GpuSockets
+from gpucluster.cpu_topology import CpuLayout, GpuSockets
 from gpucluster.slurm import conf as slurm_conf
-from gpucluster.slurm.conf import SlurmSite
-from gpucluster.slurm.gres import _bound_lines
+from gpucluster.slurm.build import CONFIGURE_FLAGS, NodeBuild
 from tests.conftest import REPO
-from tests.slurm_conf.conf_text import settings, single, with_groups
+from tests.fake_nvml import NVML_NAMES, fake_gpus_conf, slurm_system_type
+from tests.slurm_conf.conf_text import settings, with_groups
 
-# Slurm's abstract cores, socket 0 first (gres.conf(5), Cores), for each verified type.
-BOUND = {
-    "p4d.24xlarge": [
-        "Name=gpu Type=a100 File=/dev/nvidia[0-3] Cores=0-23",
-        "Name=gpu Type=a100 File=/dev/nvidia[4-7] Cores=24-47",
-    ],
-    "p4de.24xlarge": [
-        "Name=gpu Type=a100 File=/dev/nvidia[0-3] Cores=0-23",
-        "Name=gpu Type=a100 File=/dev/nvidia[4-7] Cores=24-47",
-    ],
-    "p5.48xlarge": [
-        "Name=gpu Type=h100 File=/dev/nvidia[0-3] Cores=0-47",
-        "Name=gpu Type=h100 File=/dev/nvidia[4-7] Cores=48-95",
-    ],
-    "p5e.48xlarge": [
-        "Name=gpu Type=h200 File=/dev/nvidia[0-3] Cores=0-47",
-        "Name=gpu Type=h200 File=/dev/nvidia[4-7] Cores=48-95",
-    ],
-}
+FIXTURES = REPO / "tests" / "fixtures" / "slurm"
+GRES_LINE = re.compile(
+    r"Gres Name=gpu Type=(\S+) Count=(\d+) Index=(\d+) .*File=(\S+) Cores=(\S+) .*Flags=(\S+)"
+)
 
 
-def gres_lines(cfg: ClusterConfig) -> tuple[list[str], list[str]]:
-    """(Name= lines, comment lines after the header) of the rendered gres.conf."""
-    text = slurm_conf.render_slurm_files(cfg).gres_conf.splitlines()
-    body = text[text.index("AutoDetect=off") + 1 :]
-    return [line for line in body if line.startswith("Name=")], [
-        line for line in body if line.startswith("#")
-    ]
-
-
-def test_bound_types_are_exactly_the_verified_ones():
-    assert set(BOUND) == set(VERIFIED)
-    catalog = load_catalog()
-    assert {name for name in catalog.names() if catalog.get(name).gpu_sockets is not None} == set(VERIFIED)
+def test_every_example_autodetects_and_names_no_node_or_device(example):
+    assert settings(slurm_conf.render_slurm_files(example).gres_conf) == {"AutoDetect": ["nvml"]}
 
 
 @pytest.mark.parametrize("instance_type", load_catalog().names())
-def test_one_type_alone_is_bound_if_and_only_if_verified(instance_type):
+def test_each_instance_types_gres_is_what_nvml_will_name_it(instance_type):
+    """slurmd renames a detected GPU to the registered type that is a substring of its NVML
+    name (case-insensitive); a type that is not would leave every GPU of the node unmatched."""
     instance = load_catalog().get(instance_type)
-    lines, comments = gres_lines(with_groups(instance_type))
-    if instance_type in BOUND:
-        assert lines == BOUND[instance_type]
-        assert comments == []
-    else:
-        assert lines == [
-            f"Name=gpu Type={instance.slurm_gpu_type} File=/dev/nvidia[0-{instance.gpu_count - 1}]"
-        ]
-        assert comments == [
-            f"# gpu:{instance.slurm_gpu_type} is not bound to cores: no public record of {instance_type}'s "
-            "GPU-to-socket layout (gpucluster/cpu_topology.py)"
-        ]
+    registered = slurm_conf.gres(with_groups(instance_type).compute_groups[0])
+    assert registered == f"gpu:{instance.slurm_gpu_type}:{instance.gpu_count}"
+    assert instance.slurm_gpu_type in slurm_system_type(NVML_NAMES[instance.gpu_model])
 
 
-def test_two_sizes_of_one_gpu_type_are_not_bound_and_the_comment_names_both():
-    """p5.4xlarge has 8 cores: a Cores=48-95 line, which its slurmd reads too, is rejected."""
-    lines, comments = gres_lines(with_groups("p5.4xlarge", "p5.48xlarge"))
-    assert lines == ["Name=gpu Type=h100 File=/dev/nvidia[0-7]"]
-    assert comments == [
-        "# gpu:h100 is not bound to cores: p5.4xlarge (8 cores) and p5.48xlarge (96 cores) share it, "
-        "and one line without NodeName cannot name cores that both have"
-    ]
+def test_the_nvml_names_cover_the_catalog_and_nothing_else():
+    catalog = load_catalog()
+    assert set(NVML_NAMES) == {catalog.get(name).gpu_model for name in catalog.names()}
 
 
-def test_a_range_past_another_types_cores_is_not_rendered():
-    """Every slurmd converts every line's Cores=, other GPU types' lines included (`slurmd -G`
-    on 22.05.8 logs "Invalid GRES data for gpu, Cores=48-95" on a 48-core p4d layout)."""
-    lines, comments = gres_lines(with_groups("p4d.24xlarge", "p5.48xlarge"))
-    assert lines == [*BOUND["p4d.24xlarge"], "Name=gpu Type=h100 File=/dev/nvidia[0-7]"]
-    assert comments == [
-        "# gpu:h100 is not bound to cores: its Cores= reach core 95, past the cores of "
-        "p4d.24xlarge (48 cores), whose slurmd reads this file too"
-    ]
+def test_the_h200_host_names_its_gpu_as_the_table_does():
+    """`slurmd -C` with gpu/nvml prints the NVML name as Slurm writes it."""
+    found = re.search(r"Gres=gpu:(\S+):1", (FIXTURES / "slurmd-C.txt").read_text())
+    assert found and found[1] == slurm_system_type(NVML_NAMES["H200"]) == "nvidia_h200"
+    assert "NVIDIA H200" in (FIXTURES / "nvidia-smi-query.csv").read_text()
 
 
-def test_same_core_count_but_one_layout_unverified():
-    lines, comments = gres_lines(with_groups("p5e.48xlarge", "p5en.48xlarge"))
-    assert lines == ["Name=gpu Type=h200 File=/dev/nvidia[0-7]"]
-    assert comments == [
-        "# gpu:h200 is not bound to cores: no public record of p5en.48xlarge's GPU-to-socket layout "
-        "(gpucluster/cpu_topology.py)"
-    ]
+def test_the_pinned_slurmd_on_an_h200_fills_file_and_cores_from_nvml():
+    """The rendered gres.conf, read by the pinned slurmd on a real H200: the catalog type of
+    p5e/p5en, the device file, and the CPUs nvidia-smi shows as the GPU's affinity."""
+    record = (FIXTURES / "slurmd-G-h200.txt").read_text()
+    assert "#   AutoDetect=nvml" in record
+    assert "# exit 0" in record
+    assert "slurm 25.11.7" in record
+    catalog = load_catalog()
+    h200 = {catalog.get(name).slurm_gpu_type for name in ("p5e.48xlarge", "p5en.48xlarge")}
+    flags = "HAS_FILE,HAS_TYPE,ENV_NVML"
+    assert GRES_LINE.findall(record) == [(*h200, "1", "0", "/dev/nvidia0", "0-15", flags)]
+    affinity = (FIXTURES / "nvidia-smi-topo.txt").read_text().splitlines()[1].split("\t")
+    assert affinity[2] == "0-15"
 
 
-def test_mixed_example_binds_nothing_and_says_why():
-    lines, comments = gres_lines(load_config(REPO / "examples" / "mixed.yaml"))
-    assert lines == ["Name=gpu Type=h100 File=/dev/nvidia[0-7]", "Name=gpu Type=l40s File=/dev/nvidia[0-7]"]
-    assert [c.split()[1] for c in comments] == ["gpu:h100", "gpu:l40s"]
-    assert "g6e.12xlarge (24 cores)" in comments[0]
+def test_a_registered_gpu_nvml_does_not_find_is_discarded():
+    """A p5en node registers 8; on a host where NVML finds one, slurmd reports one and says
+    which it dropped, so slurmctld sees fewer GPUs than the node registered."""
+    record = (FIXTURES / "slurmd-G-h200-registered-8.txt").read_text()
+    assert record.count("Discarding the following config-only GPU due to lack of File specification") == 7
+    assert [line[0] for line in GRES_LINE.findall(record)] == ["h200"]
 
 
-def test_runs_of_gpus_follow_their_sockets():
-    """A layout whose GPUs alternate sockets gets one line per run, in GPU order."""
-    layout = CpuLayout(sockets=2, cores_per_socket=4, threads_per_core=1)
-    lines = _bound_lines("x", GpuSockets(layout=layout, gpu_socket=(1, 1, 0, 0, 1)), "/dev/nvidia")
-    assert [(line.files, line.cores) for line in lines] == [
-        ("/dev/nvidia[0-1]", "4-7"),
-        ("/dev/nvidia[2-3]", "0-3"),
-        ("/dev/nvidia[4-4]", "4-7"),
-    ]
+def test_nodes_build_gpu_nvml_and_the_suite_does_not():
+    build = NodeBuild()
+    assert "--with-nvml=/usr/local/cuda" in build.configure_flags
+    assert "/usr/lib/slurm/gpu_nvml.so" in build.required_files
+    assert not any("nvml" in flag for flag in CONFIGURE_FLAGS)
+
+
+def test_the_suites_nvml_stand_in_binds_each_socket_half():
+    """The suite's fake_gpus.conf for p5.48xlarge: GPUs 0-3 on socket 0's 48 cores, 4-7 on
+    socket 1's (cpu_topology.VERIFIED), named as NVML names an H100."""
+    lines = fake_gpus_conf(load_catalog().get("p5.48xlarge"), "/dev/tty").splitlines()
+    assert [line.split("|")[2] for line in lines] == ["0-47"] * 4 + ["48-95"] * 4
+    assert {line.split("|")[1] for line in lines} == {"192"}
+    assert {line.split("|")[0] for line in lines} == {"nvidia_h100_80gb_hbm3"}
+    assert lines[0].split("|")[3] == "-1,0,0,0,0,0,0,0"
 
 
 def test_a_gpu_on_a_missing_socket_is_refused():
     layout = CpuLayout(sockets=2, cores_per_socket=4, threads_per_core=1)
     with pytest.raises(ValueError, match="GPU 1 is on socket 2, but the layout has 2"):
         GpuSockets(layout=layout, gpu_socket=(0, 2))
-
-
-def test_every_example_covers_every_group_without_node_names(example):
-    gres = settings(slurm_conf.render_slurm_files(example).gres_conf)
-    assert single(gres, "AutoDetect") == "off"
-    assert "NodeName" not in gres
-    files: dict[str, set[int]] = {}
-    for line in gres["Name"]:
-        fields = dict(item.split("=", 1) for item in line.split()[1:])
-        first, last = map(int, re.fullmatch(r"/dev/nvidia\[(\d+)-(\d+)\]", fields["File"]).groups())
-        files.setdefault(fields["Type"], set()).update(range(first, last + 1))
-    for group in example.compute_groups:
-        assert set(range(group.instance.gpu_count)) <= files[group.instance.slurm_gpu_type]
-
-
-def test_fake_devices_for_tests():
-    cfg = load_config(REPO / "examples" / "default.yaml")
-    gres = slurm_conf.render_slurm_files(cfg, SlurmSite(gpu_device_prefix="/dev/tty")).gres_conf
-    assert "Name=gpu Type=h100 File=/dev/tty[0-3] Cores=0-47" in gres.splitlines()

@@ -3,8 +3,6 @@ refusal naming its option, and the command's output and exit codes."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from typer.testing import CliRunner, Result
 
@@ -13,8 +11,8 @@ from gpucluster.cli import app
 from gpucluster.config.loader import load_config
 from gpucluster.plan import Layout, PlanRefusal, plan_layout
 from gpucluster.plan.group import plan_group
+from tests.conftest import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 CAPACITY_BLOCK = REPO / "examples" / "p5en-capacity-block.yaml"  # 4 x p5en.48xlarge (8 GPUs)
 MIXED = REPO / "examples" / "mixed.yaml"
 

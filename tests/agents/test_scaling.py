@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from gpucluster.agents import maintenance
-from tests.capacity.fakes import (
+from tests.agents.fakes import (
     ASG,
     BLOCK_ID,
     END,
@@ -19,7 +19,7 @@ from tests.capacity.fakes import (
     FakeSlurm,
     block_group,
 )
-from tests.capacity.scenario import block_aws, slurm_at
+from tests.agents.scenario import block_aws, slurm_at
 
 
 def test_deployed_late_scales_up_and_reserves_the_end_before_nodes_register(log):

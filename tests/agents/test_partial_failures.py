@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from tests.capacity.fakes import BLOCK_ID, END, RESERVATION, START, Aws, block_group
-from tests.capacity.scenario import block_aws, slurm_at
+from tests.agents.fakes import BLOCK_ID, END, RESERVATION, START, Aws, block_group
+from tests.agents.scenario import block_aws, slurm_at
 
 
 def test_an_auto_scaling_failure_does_not_stop_the_reservation(log):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from tests.capacity.fakes import ANCHOR, END, RESERVATION, Aws, FakeSlurm, block_group
+from tests.agents.fakes import ANCHOR, END, RESERVATION, Aws, FakeSlurm, block_group
 
 
 def slurm_at(

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gpucluster.agents.compute_groups import GroupDocumentError, parse_group
-from tests.capacity.fakes import CLUSTER, block_group
+from tests.agents.fakes import CLUSTER, block_group
 
 
 @pytest.mark.parametrize(

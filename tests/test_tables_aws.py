@@ -14,8 +14,8 @@ from gpucluster.cli import app
 from tests.aws import preflight_aws
 from tests.aws.buying import RESERVATION, bought_config, config
 from tests.aws.stubs import StubbedAws
-from tests.aws.test_capacity_find import ASK, FIND, raw_offering
-from tests.aws.test_capacity_state import raw
+from tests.capacity.test_find import ASK, FIND, raw_offering
+from tests.capacity.test_state import raw
 from tests.table_text import PIPED, TERMINAL, assert_fits_terminal, assert_piped_whole
 
 __all__ = ["config"]  # the fixture

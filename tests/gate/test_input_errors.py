@@ -11,8 +11,8 @@ from gpucluster.catalog import load_catalog
 from gpucluster.gate.decide import Context
 from gpucluster.gate.run import judge_log
 from tests.conftest import REPO
+from tests.gate.test_cases import P5, codes, gate, write
 from tests.nccl_logs import Spec, json_log, text_log
-from tests.test_gate_cases import P5, codes, gate, write
 
 
 def _garbled(text: str, size: int) -> str:

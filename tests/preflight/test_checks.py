@@ -1,5 +1,5 @@
 """`gpucluster preflight`: every check's pass and fail with its fix; exit 0 / 1 / 2
-(the AWS behind it: tests/aws/preflight_aws.py; the quota rows: test_preflight_quotas.py)."""
+(the AWS behind it: tests/aws/preflight_aws.py; the quota rows: test_quotas.py)."""
 
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from tests.capacity.fakes import END, GRACE, RESERVATION, START
-from tests.capacity.scenario import block_aws, slurm_at
+from tests.agents.fakes import END, GRACE, RESERVATION, START
+from tests.agents.scenario import block_aws, slurm_at
 
 
 def test_a_scheduled_block_has_its_reservation_before_the_first_node():

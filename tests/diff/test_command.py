@@ -56,7 +56,7 @@ def test_report_names_the_resource_and_the_property():
 
 @pytest.fixture
 def fake_synth(monkeypatch):
-    """Stands in for gpucluster.synth.app (the real one: test_diff_real_synth.py); records the
+    """Stands in for gpucluster.synth.app (the real one: test_real_synth.py); records the
     configs it was given."""
     produced: dict[str, dict] = {}
     configs: list = []

@@ -10,7 +10,7 @@ import pytest
 
 from gpucluster.agents import maintenance
 from gpucluster.agents.scontrol import parse_records, parse_slurm_time, slurm_time
-from tests.capacity.fakes import END, GRACE
+from tests.agents.fakes import END, GRACE
 
 
 def test_reservation_command_is_what_the_integration_suite_runs():

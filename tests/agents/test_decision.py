@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpucluster.agents import block_decision
-from tests.capacity.fakes import END, GRACE, LEAD, START
+from tests.agents.fakes import END, GRACE, LEAD, START
 
 EC2_STATES = [
     "active",
