@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gpucluster.infra.constructs.cluster_dns import ClusterDns, ClusterDnsProps
-from tests.constructs.small_stack import VPC_ID, Built, build, ref
+from tests.infra.constructs.small_stack import VPC_ID, Built, build, ref
 
 HEAD_IP = "10.80.12.34"
 

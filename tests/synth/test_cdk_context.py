@@ -12,7 +12,7 @@ from gpucluster.bad_input import BadInput, error_lines
 from gpucluster.synth.cdk_context import config_path
 from gpucluster.synth.cdk_runtime import cdk_context
 from tests.conftest import REPO
-from tests.test_cdk_cli import CDK
+from tests.synth.test_cdk_cli import CDK
 
 CDK_JSON_KEYS = tuple(cdk_context())
 

@@ -1,8 +1,8 @@
 """cdk-nag AwsSolutions runs on every example and stops synth on a new finding.
 
 `gpucluster synth` leaves it out unless asked (`--nag`); the CDK app (`cdk synth|deploy`),
-CI and this suite run it. The templates are the same either way (tests/test_cdk_cli.py and
-tests/test_synth_command.py compare them byte for byte).
+CI and this suite run it. The templates are the same either way (tests/synth/test_cdk_cli.py and
+tests/synth/test_synth_command.py compare them byte for byte).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gpucluster.infra.constructs.node_image import node_image_id
-from tests.constructs.small_stack import build
+from tests.infra.constructs.small_stack import build
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from constructs import Construct
 
 from gpucluster.infra.constructs.cfn import resource
 from gpucluster.infra.constructs.cfn_tags import tagging_every_resource
-from tests.constructs.small_stack import build
+from tests.infra.constructs.small_stack import build
 
 # Case, digits and the punctuation AWS allows in keys: JavaScript's localeCompare orders
 # them unlike Python's sorted().

@@ -18,7 +18,7 @@ from gpucluster.infra.constructs.efa_launch_template import (
     EfaLaunchTemplateProps,
 )
 from gpucluster.resolved.groups import PRIMARY_ONLY
-from tests.constructs.small_stack import EFA_SG, IMAGE_ID, NODES_SG, PROFILE_ARN, Built, build
+from tests.infra.constructs.small_stack import EFA_SG, IMAGE_ID, NODES_SG, PROFILE_ARN, Built, build
 
 BLOCK = CapacityTarget(market_type="capacity-block", reservation_id="cr-0a1b2c3d4e5f67890")
 ODCR = CapacityTarget(market_type=None, reservation_id="cr-0123456789abcdef0")

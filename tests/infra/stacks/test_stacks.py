@@ -11,42 +11,11 @@ import pytest
 
 from gpucluster import names
 from gpucluster.efa import efa_interface_layout
+from gpucluster.node_files import BUNDLE_URL_SLOT, LOG_GROUP_SLOT
 from tests.conftest import EXAMPLE_NAMES, REPO, resources_of
+from tests.infra.stacks.stack_templates import asg_for, launch_template_for, stack
 
 STATEFUL_TYPES = ("AWS::FSx::FileSystem", "AWS::EFS::FileSystem", "AWS::SecretsManager::Secret")
-
-
-def stack(synthesized, example, role):
-    cfg_name = synthesized[example].templates
-    return next(t for name, t in cfg_name.items() if name.endswith(f"-{role}"))
-
-
-def compute_launch_templates(template):
-    return {
-        logical: res
-        for logical, res in resources_of(template, "AWS::EC2::LaunchTemplate").items()
-        if "NetworkInterfaces" in res["Properties"]["LaunchTemplateData"]
-    }
-
-
-def launch_template_for(template, group_name):
-    prefix = f"Compute{group_name}LaunchTemplate"
-    matches = [
-        res for logical, res in compute_launch_templates(template).items() if logical.startswith(prefix)
-    ]
-    assert len(matches) == 1, f"expected one launch template for {group_name}"
-    return matches[0]["Properties"]["LaunchTemplateData"]
-
-
-def asg_for(template, group_name):
-    prefix = f"Compute{group_name}Group"
-    matches = [
-        res["Properties"]
-        for logical, res in resources_of(template, "AWS::AutoScaling::AutoScalingGroup").items()
-        if logical.startswith(prefix)
-    ]
-    assert len(matches) == 1
-    return matches[0]
 
 
 def test_three_stacks_per_example(synthesized, example_configs):
@@ -370,3 +339,11 @@ def test_the_head_image_record_goes_with_the_cluster(synthesized, example_config
             res for res in parameters.values() if res["Properties"]["Name"] == names.bundle_parameter(cfg)
         ]
         assert record_id in pointer.get("DependsOn", [])
+
+
+def test_no_slot_of_the_node_files_is_left_in_a_template(synthesized):
+    """The stacks fill the bundle URL's and the log group's slots (gpucluster.node_files)."""
+    for result in synthesized.values():
+        for name, template in result.templates.items():
+            text = json.dumps(template)
+            assert BUNDLE_URL_SLOT not in text and LOG_GROUP_SLOT not in text, name

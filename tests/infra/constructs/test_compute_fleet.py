@@ -11,7 +11,16 @@ import pytest
 from gpucluster import names
 from gpucluster.infra.constructs.compute_fleet import ComputeFleet, ComputeFleetProps
 from gpucluster.resolved import resolve
-from tests.constructs.small_stack import EFA_SG, IMAGE_ID, NODES_SG, PROFILE_ARN, SUBNET_ID, Built, build, ref
+from tests.infra.constructs.small_stack import (
+    EFA_SG,
+    IMAGE_ID,
+    NODES_SG,
+    PROFILE_ARN,
+    SUBNET_ID,
+    Built,
+    build,
+    ref,
+)
 
 HOOK_TIMEOUT = 2700
 

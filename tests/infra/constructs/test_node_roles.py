@@ -18,7 +18,7 @@ from gpucluster.config.loader import load_config
 from gpucluster.infra.constructs.node_roles import ROLES, NodeRoles, NodeRolesProps
 from gpucluster.resolved import resolve
 from tests.conftest import EXAMPLES
-from tests.constructs.small_stack import Built, build
+from tests.infra.constructs.small_stack import Built, build
 
 BUCKET_ARN = "arn:aws:s3:::cdk-assets-bucket"
 LOG_GROUP_ARN = "arn:aws:logs:us-east-2:123456789012:log-group:nodes:*"

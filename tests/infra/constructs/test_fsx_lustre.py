@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gpucluster.infra.constructs.fsx_lustre import FsxLustre, FsxLustreProps
-from tests.constructs.small_stack import STORAGE_SG, SUBNET_ID, Built, build
+from tests.infra.constructs.small_stack import STORAGE_SG, SUBNET_ID, Built, build
 
 
 def _lustre(cfg) -> Built[FsxLustre]:

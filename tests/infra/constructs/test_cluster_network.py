@@ -8,7 +8,7 @@ import pytest
 from gpucluster.config.network import subnet_cidrs
 from gpucluster.infra.constructs.cluster_network import ClusterNetwork, ClusterNetworkProps
 from gpucluster.resolved import resolve
-from tests.constructs.small_stack import Built, build
+from tests.infra.constructs.small_stack import Built, build
 
 
 def _network(cfg) -> Built[ClusterNetwork]:

@@ -12,7 +12,7 @@ import pytest
 from gpucluster.infra.constructs.head_node import HeadNode
 from gpucluster.infra.constructs.launch_settings import ServiceNodeProps
 from gpucluster.infra.constructs.login_nodes import LoginNodes, LoginNodesProps
-from tests.constructs.small_stack import IMAGE_ID, NODES_SG, PROFILE_ARN, SUBNET_ID, Built, build
+from tests.infra.constructs.small_stack import IMAGE_ID, NODES_SG, PROFILE_ARN, SUBNET_ID, Built, build
 
 
 def _props(cfg, node) -> ServiceNodeProps:

@@ -12,7 +12,7 @@ from gpucluster.infra.constructs.cluster_security_groups import (
     ClusterSecurityGroups,
     ClusterSecurityGroupsProps,
 )
-from tests.constructs.small_stack import VPC_ID, Built, build, group_id
+from tests.infra.constructs.small_stack import VPC_ID, Built, build, group_id
 
 
 def _groups(cfg) -> Built[ClusterSecurityGroups]:

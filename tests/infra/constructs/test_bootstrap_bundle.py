@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gpucluster.infra.constructs.bootstrap_bundle import BootstrapBundle, BootstrapBundleProps
-from tests.constructs.small_stack import Built, build
+from tests.infra.constructs.small_stack import Built, build
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 
 from gpucluster.infra.constructs.node_logs import NodeLogs, NodeLogsProps
 from gpucluster.node_files import LOG_GROUP_SLOT
-from tests.constructs.small_stack import Built, build
+from tests.infra.constructs.small_stack import Built, build
 
 PARAMETER = "/gpucluster/demo/logs/agent-config"
 FILES = {"/var/log/one.log": "one", "/var/log/two.log": "two"}

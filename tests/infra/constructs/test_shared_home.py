@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gpucluster.infra.constructs.shared_home import SharedHome, SharedHomeProps
-from tests.constructs.small_stack import STORAGE_SG, SUBNET_ID, Built, build, ref
+from tests.infra.constructs.small_stack import STORAGE_SG, SUBNET_ID, Built, build, ref
 
 
 @pytest.fixture(scope="module")
