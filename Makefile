@@ -46,7 +46,7 @@ synth: setup
 cdk-synth: setup
 	npx cdk synth --quiet -c config=$(CONFIG) -o $(OUT)
 
-## Strict mypy over gpucluster/, constructs_lib/ and stacks/ (settings in pyproject's [tool.mypy]).
+## Strict mypy over gpucluster/ (settings in pyproject's [tool.mypy]).
 typecheck: setup-train
 	$(PY) -m mypy
 

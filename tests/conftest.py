@@ -38,7 +38,7 @@ def example_configs() -> dict[str, ClusterConfig]:
 @pytest.fixture(scope="session")
 def synthesized(tmp_path_factory, example_configs) -> dict[str, SynthResult]:
     """Each example's cloud assembly, synthesized exactly once per session, with cdk-nag
-    (tests/test_nag.py reads its reports), as `cdk deploy` synthesizes it."""
+    (tests/synth/test_nag.py reads its reports), as `cdk deploy` synthesizes it."""
     root = tmp_path_factory.mktemp("cdk-out")
     return {name: synthesize(cfg, root / name, nag=True) for name, cfg in example_configs.items()}
 

@@ -39,6 +39,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.config": 1,
     "gpucluster.names": 1,
     "gpucluster.rendering": 1,
+    # what the node-file renderer hands the infrastructure (bundle, user data), imported by both
+    "gpucluster.node_files": 1,
     # a verb's --group, read against the config in one place
     "gpucluster.group_option": 1,
     # AWS clients made in one place and their failures as one line
@@ -60,8 +62,7 @@ LAYERS: dict[str, int] = {
     "gpucluster.launch": 2,
     "gpucluster.plan": 2,
     # CloudFormation: constructs, stacks, the app, and what reads its output
-    "constructs_lib": 3,
-    "stacks": 3,
+    "gpucluster.infra": 3,
     "gpucluster.synth": 3,
     "gpucluster.diff": 3,
     "gpucluster.scan": 3,
@@ -74,7 +75,7 @@ LAYERS: dict[str, int] = {
     "gpucluster.__main__": 4,
     "gpucluster": 4,  # the package's own __init__ only
 }
-SOURCES = ("gpucluster", "constructs_lib", "stacks")
+SOURCES = ("gpucluster",)
 
 
 def layer_of(module: str) -> int | None:
@@ -96,7 +97,7 @@ def module_name(path: Path) -> str:
 
 
 def project_imports(path: Path) -> list[tuple[int, str]]:
-    """(line, module) of every import of gpucluster, constructs_lib or stacks in a file."""
+    """(line, module) of every import of gpucluster in a file."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
@@ -141,28 +142,3 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
     assert config_module == "gpucluster.config.loader"
     assert layer_of("gpucluster.cli.app") == 4 > layer_of(config_module) == 1
     assert layer_of("gpucluster.brand_new") is None  # so its test fails until it has a layer
-
-
-# The gate reads the jobs' output on the workstation; the node files never need the gate.
-NODE_PACKAGES = ("gpucluster.bootstrap", "gpucluster.slurm", "gpucluster.launch", "gpucluster.jobs")
-
-
-def _within(module: str, packages: tuple[str, ...]) -> bool:
-    return any(module == package or module.startswith(package + ".") for package in packages)
-
-
-@pytest.mark.parametrize("path", source_files(), ids=lambda p: str(p.relative_to(REPO)))
-def test_gate_and_node_files_stay_apart(path: Path) -> None:
-    module = module_name(path)
-    if _within(module, ("gpucluster.gate",)):
-        forbidden = NODE_PACKAGES
-    elif _within(module, NODE_PACKAGES):
-        forbidden = ("gpucluster.gate",)
-    else:
-        return
-    crossing = [
-        f"{path.relative_to(REPO)}:{line} imports {name}"
-        for line, name in project_imports(path)
-        if _within(name, forbidden)
-    ]
-    assert not crossing, "\n".join(crossing)

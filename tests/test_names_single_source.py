@@ -25,7 +25,7 @@ from gpucluster.slurm_release import PINNED_SHA256
 from tests.slurm.conf_text import conf_line_of
 
 REPO = Path(__file__).resolve().parent.parent
-PRODUCTION_DIRS = ("gpucluster", "constructs_lib", "stacks", "templates")
+PRODUCTION_DIRS = ("gpucluster", "templates")
 SOURCE_SUFFIXES = {".py", ".sh", ".j2", ".service", ".timer"}
 THIS_FILE = Path(__file__).resolve()
 

@@ -5,6 +5,7 @@ instead of deriving names, layouts or releases from the config themselves."""
 from gpucluster.resolved.cluster import ResolvedCluster, resolve
 from gpucluster.resolved.groups import ResolvedGroup
 from gpucluster.resolved.names import ClusterNames
+from gpucluster.resolved.network import ResolvedNetwork
 from gpucluster.resolved.slurm import SlurmRelease
 
-__all__ = ["ClusterNames", "ResolvedCluster", "ResolvedGroup", "SlurmRelease", "resolve"]
+__all__ = ["ClusterNames", "ResolvedCluster", "ResolvedGroup", "ResolvedNetwork", "SlurmRelease", "resolve"]

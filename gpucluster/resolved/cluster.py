@@ -8,8 +8,10 @@ from types import MappingProxyType
 
 from gpucluster import names
 from gpucluster.config import ClusterConfig
+from gpucluster.config.ecr import parse_repository
 from gpucluster.resolved.groups import ResolvedGroup, resolve_group
 from gpucluster.resolved.names import ClusterNames, cluster_names
+from gpucluster.resolved.network import ResolvedNetwork, resolve_network
 from gpucluster.resolved.node_layout import NODE_LAYOUT, NodeLayout
 from gpucluster.resolved.slurm import SlurmRelease, resolve_slurm
 
@@ -21,8 +23,12 @@ class ResolvedCluster:
     # The compute groups in the config's order.
     groups: tuple[ResolvedGroup, ...]
     slurm: SlurmRelease
+    network: ResolvedNetwork
     # What every resource is tagged with: the user's tags and the cluster's name.
     tags: Mapping[str, str]
+    # The ECR repositories login and compute nodes may pull from, as sorted ARNs; None: every
+    # repository of the cluster's account in its region (software.ecr_repositories unset).
+    ecr_repository_arns: tuple[str, ...] | None
     # Every path gpucluster owns on a node.
     node: NodeLayout = NODE_LAYOUT
 
@@ -43,5 +49,14 @@ def resolve(cfg: ClusterConfig) -> ResolvedCluster:
         names=cluster_names(cfg),
         groups=tuple(resolve_group(cfg, group) for group in cfg.compute_groups),
         slurm=resolve_slurm(cfg),
+        network=resolve_network(cfg),
         tags=MappingProxyType({**cfg.tags, names.CLUSTER_TAG: cfg.name}),
+        ecr_repository_arns=_ecr_repository_arns(cfg),
     )
+
+
+def _ecr_repository_arns(cfg: ClusterConfig) -> tuple[str, ...] | None:
+    listed = cfg.software.ecr_repositories
+    if listed is None:
+        return None
+    return tuple(sorted({parse_repository(entry).arn for entry in listed}))

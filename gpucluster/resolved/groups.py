@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from gpucluster import names
 from gpucluster.catalog import InstanceType
-from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.config import CapacityBlockCapacity, ClusterConfig, ComputeGroupConfig, OdcrCapacity
 from gpucluster.efa import InterfaceSlot, efa_interface_layout
 
 # A group without EFA launches with the primary interface only.
@@ -28,6 +28,8 @@ class ResolvedGroup:
     feature: str
     # The SSM parameter holding the group's facts for the head node.
     parameter: str
+    # The Capacity Block's or ODCR's id; None on demand.
+    reservation_id: str | None
 
     @property
     def name(self) -> str:
@@ -40,6 +42,7 @@ class ResolvedGroup:
 def resolve_group(cfg: ClusterConfig, group: ComputeGroupConfig) -> ResolvedGroup:
     instance = group.instance
     interfaces = tuple(efa_interface_layout(instance)) if group.efa else PRIMARY_ONLY
+    capacity = group.capacity
     return ResolvedGroup(
         config=group,
         instance=instance,
@@ -49,4 +52,7 @@ def resolve_group(cfg: ClusterConfig, group: ComputeGroupConfig) -> ResolvedGrou
         partition=names.group_partition(group.name),
         feature=names.group_feature(group.name),
         parameter=names.compute_group_parameter(cfg, group.name),
+        reservation_id=capacity.reservation_id
+        if isinstance(capacity, CapacityBlockCapacity | OdcrCapacity)
+        else None,
     )

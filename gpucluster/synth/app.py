@@ -1,7 +1,9 @@
 """Build the CDK app for a config and synthesize it in-process.
 
-`cdk synth` (through app.py) and `gpucluster synth` both call `build_app`, with
-the same context from cdk.json, so they write the same templates.
+One way through: the config is resolved once (gpucluster.resolved), the node files are
+rendered from that (gpucluster.bootstrap), and the stacks are built from both
+(gpucluster.infra). `cdk synth` (through app.py) and `gpucluster synth` both call
+`build_app`, with the same context from cdk.json, so they write the same templates.
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from gpucluster import names
 from gpucluster.bad_input import BadInput, report
+from gpucluster.bootstrap.node_files import render_node_files
 from gpucluster.bootstrap.userdata import UserDataTooLarge
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
 from gpucluster.env_problem import EnvironmentProblem, report_problem
+from gpucluster.node_files import NodeFiles
 from gpucluster.output_files import replacing
+from gpucluster.resolved import ResolvedCluster, resolve
 from gpucluster.synth.cdk_runtime import cdk_context, new_app, use_wheel_node
 from gpucluster.synth.runtime_problems import cdk_runtime
 
@@ -44,28 +49,31 @@ def build_app(
 ) -> cdk.App:
     """The cluster's app. A config whose user-data cannot fit is bad input in `source`, the
     config file. cdk-nag judges what it writes (synth_app)."""
+    resolved = resolve(cfg)
     try:
-        return _build_app(cfg, outdir, context)
+        node_files = render_node_files(resolved)
     except UserDataTooLarge as exc:
         raise BadInput(
             source, "(user-data)", str(exc).rstrip("."), "shorten what the config puts into user-data"
         ) from None
+    return _build_app(resolved, node_files, outdir, context)
 
 
-def _build_app(cfg: ClusterConfig, outdir: str | None, context: dict[str, Any] | None) -> cdk.App:
+def _build_app(
+    resolved: ResolvedCluster, node_files: NodeFiles, outdir: str | None, context: dict[str, Any] | None
+) -> cdk.App:
     use_wheel_node()
     import aws_cdk as cdk
 
-    from constructs_lib.cfn_tags import tagging_every_resource
-    from constructs_lib.cluster_network import TAG_KEYS as network_tag_keys
+    from gpucluster.infra.constructs.cfn_tags import tagging_every_resource
+    from gpucluster.infra.constructs.cluster_network import TAG_KEYS as network_tag_keys
 
     app = new_app(outdir, context)
-    cluster_tags = {**cfg.tags, names.CLUSTER_TAG: cfg.name}
-    # constructs_lib writes these tags into each resource it builds (constructs_lib/cfn_tags);
+    # The constructs write these tags into each resource they build (gpucluster.infra.constructs.cfn_tags);
     # Tags.of(app) gives them to the stacks and to any L1 added to the app.
-    with tagging_every_resource(cluster_tags, (names.ROLE_TAG, names.GROUP_TAG, *network_tag_keys)):
-        _add_stacks(app, cfg)
-    for key, value in cluster_tags.items():
+    with tagging_every_resource(resolved.tags, (names.ROLE_TAG, names.GROUP_TAG, *network_tag_keys)):
+        _add_stacks(app, resolved, node_files)
+    for key, value in resolved.tags.items():
         cdk.Tags.of(app).add(key, value)
     return app
 
@@ -84,27 +92,28 @@ def synth_app(app: cdk.App, *, nag: bool) -> Path:
     return directory
 
 
-def _add_stacks(app: cdk.App, cfg: ClusterConfig) -> None:
+def _add_stacks(app: cdk.App, resolved: ResolvedCluster, node_files: NodeFiles) -> None:
     import aws_cdk as cdk
 
-    from stacks.cluster_stack import ClusterStack
-    from stacks.network_stack import NetworkStack
-    from stacks.storage_stack import StorageStack
+    from gpucluster.infra.stacks.cluster_stack import ClusterStack
+    from gpucluster.infra.stacks.network_stack import NetworkStack
+    from gpucluster.infra.stacks.storage_stack import StorageStack
 
+    cfg = resolved.config
     env = cdk.Environment(account=cfg.account, region=cfg.region)
-    stack_names = names.stack_names(cfg)
+    stack_names = resolved.names.stacks
     description = f"gpucluster {cfg.name}"
     network = NetworkStack(
         app,
         stack_names["network"],
-        cfg=cfg,
+        resolved=resolved,
         env=env,
         description=f"{description}: network and security groups",
     )
     storage = StorageStack(
         app,
         stack_names["storage"],
-        cfg=cfg,
+        resolved=resolved,
         subnet_id=network.network.subnet_id,
         storage_security_group_id=network.security_groups.storage.att("GroupId"),
         env=env,
@@ -113,7 +122,8 @@ def _add_stacks(app: cdk.App, cfg: ClusterConfig) -> None:
     ClusterStack(
         app,
         stack_names["cluster"],
-        cfg=cfg,
+        resolved=resolved,
+        node_files=node_files,
         vpc_id=network.network.vpc_id,
         subnet_id=network.network.subnet_id,
         nodes_security_group_id=network.security_groups.nodes.att("GroupId"),

@@ -108,3 +108,40 @@ def test_an_unknown_group_is_named_in_the_error(mixed: ResolvedCluster) -> None:
 def test_every_example_resolves(path: Path) -> None:
     resolved = resolve(load_config(path))
     assert [group.config for group in resolved.groups] == resolved.config.compute_groups
+
+
+def test_the_network_the_cluster_creates(mixed: ResolvedCluster) -> None:
+    network = mixed.network
+    assert (network.existing_vpc_id, network.existing_subnet_id) == (None, None)
+    assert network.availability_zone == "us-east-2b"
+    assert str(network.cidr) == "10.81.0.0/16"
+    # a /22 for the NAT gateway first, then half the VPC for the nodes, each aligned to its size
+    assert (str(network.public_subnet), str(network.node_subnet)) == ("10.81.0.0/22", "10.81.128.0/17")
+
+
+def test_how_each_group_is_bought(mixed: ResolvedCluster) -> None:
+    assert [group.reservation_id for group in mixed.groups] == [
+        "cr-01234567890abcdef",  # the Capacity Block
+        None,  # on demand
+        "cr-0123456789abcdef0",  # the ODCR
+    ]
+
+
+def test_ecr_repositories_as_sorted_arns(mixed: ResolvedCluster) -> None:
+    assert mixed.ecr_repository_arns is None  # unset: every repository of the account
+    software = mixed.config.software.model_copy(
+        update={
+            "ecr_repositories": [
+                "123456789012.dkr.ecr.us-east-2.amazonaws.com/train",
+                "arn:aws:ecr:us-east-2:123456789012:repository/team/*",
+                "arn:aws:ecr:us-east-2:123456789012:repository/train",
+            ]
+        }
+    )
+    listed = resolve(mixed.config.model_copy(update={"software": software}))
+    assert listed.ecr_repository_arns == (
+        "arn:aws:ecr:us-east-2:123456789012:repository/team/*",
+        "arn:aws:ecr:us-east-2:123456789012:repository/train",
+    )
+    none = mixed.config.software.model_copy(update={"ecr_repositories": []})
+    assert resolve(mixed.config.model_copy(update={"software": none})).ecr_repository_arns == ()

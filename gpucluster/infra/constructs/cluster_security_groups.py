@@ -1,0 +1,116 @@
+"""Security groups: node-to-node, EFA, storage, and optional SSH to login nodes.
+
+The EFA group allows all traffic from and to itself, both directions, as the
+EFA user guide requires; every EFA interface carries it. Slurm uses many ports
+(slurmctld, slurmd, srun's ephemeral ports, PMIx), so nodes of one cluster
+trust each other fully through the `nodes` group, as ParallelCluster does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from constructs import Construct
+
+from gpucluster.infra.constructs.cfn import Resource, resource
+
+LUSTRE_PORTS = ((988, 988), (1018, 1023))
+NFS_PORT = 2049
+
+
+@dataclass(frozen=True)
+class ClusterSecurityGroupsProps:
+    cluster: str
+    vpc_id: str
+    # FSx for Lustre with EFA: its servers and the nodes exchange all traffic.
+    efa_lustre: bool = False
+
+
+class ClusterSecurityGroups(Construct):
+    nodes: Resource
+    efa: Resource
+    storage: Resource
+
+    def __init__(self, scope: Construct, id: str, props: ClusterSecurityGroupsProps) -> None:
+        super().__init__(scope, id)
+        name = props.cluster
+        all_out = [
+            {"CidrIp": "0.0.0.0/0", "Description": "Package mirrors, AWS APIs, S3", "IpProtocol": "-1"}
+        ]
+
+        def group(id: str, what: str, egress: list[dict[str, str]] | None) -> Resource:
+            properties: dict[str, object] = {
+                "GroupDescription": f"gpucluster {name}: {what}",
+                "VpcId": props.vpc_id,
+            }
+            if egress is not None:
+                properties["SecurityGroupEgress"] = egress
+            return resource(self, id, "AWS::EC2::SecurityGroup", properties)
+
+        self.nodes = group("Nodes", "head, login and compute nodes", all_out)
+        self._all_traffic(
+            "NodesFromNodes", self.nodes, self.nodes, "Slurm, srun, PMIx and MPI between cluster nodes"
+        )
+        self.efa = group("Efa", "EFA, all traffic to and from itself", None)
+        self._all_traffic("EfaIn", self.efa, self.efa, "EFA requires all inbound traffic from its own group")
+        resource(
+            self,
+            "EfaOut",
+            "AWS::EC2::SecurityGroupEgress",
+            {
+                "Description": "EFA requires all outbound traffic to its own group",
+                "DestinationSecurityGroupId": self.efa.att("GroupId"),
+                "GroupId": self.efa.att("GroupId"),
+                "IpProtocol": "-1",
+            },
+        )
+        self.storage = group("Storage", "FSx for Lustre and EFS", all_out)
+        # (logical id, source group, protocol, from port, to port, description); no ports for "-1".
+        ingress: list[tuple[str, Resource, str, int | None, int | None, str]] = [
+            ("StorageNfs", self.nodes, "tcp", NFS_PORT, NFS_PORT, "NFS to EFS from nodes")
+        ]
+        ingress += [
+            (f"StorageLustre{low}", self.nodes, "tcp", low, high, "Lustre from nodes")
+            for low, high in LUSTRE_PORTS
+        ]
+        ingress += [
+            (f"StorageLustreSelf{low}", self.storage, "tcp", low, high, "Lustre between file servers")
+            for low, high in LUSTRE_PORTS
+        ]
+        if props.efa_lustre:
+            ingress += [
+                ("StorageEfaFromNodes", self.nodes, "-1", None, None, "EFA-enabled Lustre from nodes"),
+                ("StorageEfaSelf", self.storage, "-1", None, None, "EFA-enabled Lustre between servers"),
+            ]
+        for logical, source, protocol, low, high, why in ingress:
+            self._ingress(logical, self.storage, source, protocol, why, low, high)
+        if props.efa_lustre:
+            # EFA traffic is not tracked like TCP: the file servers open flows to
+            # clients too, so the clients' group must admit them explicitly.
+            self._all_traffic(
+                "NodesFromEfaLustre", self.nodes, self.storage, "EFA-enabled Lustre servers to clients"
+            )
+
+    def _all_traffic(self, id: str, into: Resource, source: Resource, why: str) -> None:
+        """Admit every protocol and port into `into` from members of `source`."""
+        self._ingress(id, into, source, "-1", why)
+
+    def _ingress(
+        self,
+        id: str,
+        into: Resource,
+        source: Resource,
+        protocol: str,
+        why: str,
+        low: int | None = None,
+        high: int | None = None,
+    ) -> None:
+        properties: dict[str, object] = {
+            "Description": why,
+            "GroupId": into.att("GroupId"),
+            "IpProtocol": protocol,
+            "SourceSecurityGroupId": source.att("GroupId"),
+        }
+        if low is not None and high is not None:
+            properties |= {"FromPort": low, "ToPort": high}
+        resource(self, id, "AWS::EC2::SecurityGroupIngress", properties)

@@ -1,0 +1,266 @@
+"""IAM roles of the head, login and compute nodes: least privilege per role.
+
+Every role can read the munge key, the cluster's SSM parameters and the
+bootstrap bundle, write its logs into the cluster's log group only, and use
+Session Manager. Only the head node reads the Slurm source (it builds the package
+the other nodes install) and may resize the
+cluster's Auto Scaling groups (the capacity-block controller); only compute
+nodes complete their own launch lifecycle action and tag themselves. Login and
+compute nodes, which import and run images (`enroot import`, Pyxis), may pull from
+the ECR repositories `software.ecr_repositories` names (by default every repository
+of the cluster's account in its region).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import aws_cdk as cdk
+from constructs import Construct
+
+from gpucluster import names
+from gpucluster.infra.constructs.cfn import Resource, resource
+from gpucluster.infra.constructs.nag import acknowledge
+
+ROLES = ("head", "login", "compute")
+SSM_CORE = {
+    "Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":iam::aws:policy/AmazonSSMManagedInstanceCore"]]
+}
+ASSUMED_BY_EC2 = {
+    "Statement": [
+        {"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}}
+    ],
+    "Version": "2012-10-17",
+}
+
+
+@dataclass(frozen=True)
+class Allow:
+    """One Allow statement of a role's policy, written as iam.PolicyStatement writes it."""
+
+    sid: str
+    actions: list[str]
+    resource: str | tuple[str, ...]
+    conditions: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        actions = sorted(set(self.actions))
+        resources = [self.resource] if isinstance(self.resource, str) else list(self.resource)
+        statement: dict[str, Any] = {
+            "Action": actions[0] if len(actions) == 1 else actions,
+            "Effect": "Allow",
+            "Resource": resources[0] if len(resources) == 1 else resources,
+            "Sid": self.sid,
+        }
+        if self.conditions:
+            statement["Condition"] = self.conditions
+        return statement
+
+
+@dataclass(frozen=True)
+class NodeRolesProps:
+    cluster: str
+    region: str
+    # None: the account the CLI deploys to.
+    account: str | None
+    # The cluster's names (gpucluster.resolved.ClusterNames) its roles are scoped to.
+    parameter_prefix: str
+    munge_secret_name_pattern: str
+    head_image_parameter: str
+    role_name_prefix: str
+    # The ECR repositories login and compute nodes pull from, as ARNs; None: every
+    # repository of the account in the region.
+    ecr_repository_arns: tuple[str, ...] | None
+    bundle_bucket_arn: str
+    bundle_object_key: str
+    # The Slurm source the head builds, in the bundle's bucket.
+    slurm_source_object_key: str
+    # The node log group's ARN (GetAtt Arn, which ends in ":*" and so covers its streams).
+    log_group_arn: str
+
+
+class NodeRoles(Construct):
+    """`roles[role]` stands where an iam.Role stood (its role is its default child, "Resource")."""
+
+    roles: dict[str, Construct]
+    instance_profiles: dict[str, Resource]
+
+    def __init__(self, scope: Construct, id: str, props: NodeRolesProps) -> None:
+        super().__init__(scope, id)
+        stack = cdk.Stack.of(self)
+        prefix = props.parameter_prefix
+        secret_arn = stack.format_arn(
+            service="secretsmanager",
+            resource="secret",
+            resource_name=props.munge_secret_name_pattern,
+            arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
+        )
+        parameters_arn = stack.format_arn(
+            service="ssm", resource="parameter", resource_name=prefix.lstrip("/") + "/*"
+        )
+        cluster_tag = {f"aws:ResourceTag/{names.CLUSTER_TAG}": props.cluster}
+        pull_images = self._pull_images(props.ecr_repository_arns, stack)
+        common = [
+            Allow(sid="ReadMungeKey", actions=["secretsmanager:GetSecretValue"], resource=secret_arn),
+            Allow(
+                sid="ReadClusterFacts",
+                actions=["ssm:GetParameter", "ssm:GetParameters", "ssm:GetParametersByPath"],
+                resource=parameters_arn,
+            ),
+            Allow(
+                sid="ReadBootstrapBundle",
+                actions=["s3:GetObject"],
+                resource=f"{props.bundle_bucket_arn}/{props.bundle_object_key}",
+            ),
+            Allow(
+                sid="ShipNodeLogs",
+                actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+                resource=props.log_group_arn,
+            ),
+            Allow(
+                sid="ReportBootstrapFailure",
+                actions=["ec2:CreateTags"],
+                resource=stack.format_arn(service="ec2", resource="instance", resource_name="*"),
+                conditions={"StringEquals": cluster_tag},
+            ),
+        ]
+        extra = {
+            "head": [
+                Allow(
+                    sid="ReadSlurmSource",
+                    actions=["s3:GetObject"],
+                    resource=f"{props.bundle_bucket_arn}/{props.slurm_source_object_key}",
+                ),
+                Allow(
+                    sid="ReadCapacityAndInstances",
+                    actions=[
+                        "ec2:DescribeCapacityReservations",
+                        "ec2:DescribeInstances",
+                        "autoscaling:DescribeAutoScalingGroups",
+                    ],
+                    resource="*",
+                ),
+                Allow(
+                    # The head publishes the kernel its AMI boots (names.head_image_parameter).
+                    sid="PublishHeadImage",
+                    actions=["ssm:PutParameter"],
+                    resource=stack.format_arn(
+                        service="ssm",
+                        resource="parameter",
+                        resource_name=props.head_image_parameter.lstrip("/"),
+                    ),
+                ),
+                Allow(
+                    sid="ResizeClusterGroups",
+                    actions=["autoscaling:SetDesiredCapacity", "autoscaling:UpdateAutoScalingGroup"],
+                    resource="*",
+                    conditions={"StringEquals": cluster_tag},
+                ),
+            ],
+            "login": pull_images,
+            "compute": [
+                *pull_images,
+                Allow(
+                    sid="CompleteOwnLaunch",
+                    # Heartbeats keep the launch hook alive while a slow node boots (lib/heartbeat.sh).
+                    actions=[
+                        "autoscaling:CompleteLifecycleAction",
+                        "autoscaling:RecordLifecycleActionHeartbeat",
+                    ],
+                    resource="*",
+                    conditions={"StringEquals": cluster_tag},
+                ),
+                Allow(
+                    sid="FindOwnGroup",
+                    actions=["autoscaling:DescribeAutoScalingInstances"],
+                    resource="*",
+                ),
+            ],
+        }
+        self.roles = {}
+        self.instance_profiles = {}
+        for role in ROLES:
+            node_role = Construct(self, f"{role.capitalize()}Role")
+            policy = {
+                "Statement": [statement.to_json() for statement in common + extra[role]],
+                "Version": "2012-10-17",
+            }
+            cfn_role = resource(
+                node_role,
+                "Resource",
+                "AWS::IAM::Role",
+                {
+                    "AssumeRolePolicyDocument": ASSUMED_BY_EC2,
+                    "Description": f"gpucluster {props.cluster} {role} nodes",
+                    "ManagedPolicyArns": [SSM_CORE],
+                    "Policies": [{"PolicyDocument": policy, "PolicyName": "node"}],
+                    "RoleName": f"{props.role_name_prefix}{role}",
+                },
+            )
+            acknowledge(
+                node_role,
+                "IAM4",
+                "AmazonSSMManagedInstanceCore is the AWS-maintained minimum for Session Manager "
+                "access, which replaces SSH keys on every node",
+                findings=("Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore",),
+            )
+            acknowledge(
+                node_role,
+                "IAM5",
+                "Scoped wildcards: parameters under this cluster's prefix only; CreateTags, "
+                "Auto Scaling writes and lifecycle actions only on resources tagged "
+                f"{names.CLUSTER_TAG} with this cluster's name; Describe* calls and "
+                "ecr:GetAuthorizationToken accept no resource ARN; image pulls only from the ECR "
+                "repositories software.ecr_repositories names (default: this account's, in this region)",
+                findings=self._wildcard_findings(props, role),
+            )
+            self.roles[role] = node_role
+            self.instance_profiles[role] = resource(
+                self,
+                f"{role.capitalize()}Profile",
+                "AWS::IAM::InstanceProfile",
+                {"Roles": [cfn_role.ref_token]},
+            )
+
+    @staticmethod
+    def _pull_images(listed: tuple[str, ...] | None, stack: cdk.Stack) -> list[Allow]:
+        """ECR reads for the roles that import and run images; none when the config lists no repository."""
+        repositories = (
+            (stack.format_arn(service="ecr", resource="repository", resource_name="*"),)
+            if listed is None
+            else listed
+        )
+        if not repositories:
+            return []
+        return [
+            # The registry login token (`aws ecr get-login-password`) is not tied to a repository.
+            Allow(sid="EcrLogin", actions=["ecr:GetAuthorizationToken"], resource="*"),
+            Allow(
+                sid="PullImages",
+                actions=[
+                    "ecr:BatchGetImage",
+                    "ecr:GetDownloadUrlForLayer",
+                    "ecr:BatchCheckLayerAvailability",
+                ],
+                resource=repositories,
+            ),
+        ]
+
+    @staticmethod
+    def _wildcard_findings(props: NodeRolesProps, role: str) -> tuple[str, ...]:
+        account = props.account or "<AWS::AccountId>"
+        arn = f"arn:<AWS::Partition>:{{service}}:{props.region}:{account}:{{resource}}"
+        findings = [
+            "Resource::" + arn.format(service="ssm", resource=f"parameter{props.parameter_prefix}/*"),
+            "Resource::" + arn.format(service="ec2", resource="instance/*"),
+        ]
+        pulls = role in ("login", "compute")
+        listed = props.ecr_repository_arns
+        if role in ("head", "compute") or (pulls and listed != ()):
+            findings.append("Resource::*")
+        if pulls and listed is None:
+            findings.append("Resource::" + arn.format(service="ecr", resource="repository/*"))
+        elif pulls and listed:
+            findings += sorted(f"Resource::{found}" for found in listed if "*" in found)
+        return tuple(findings)

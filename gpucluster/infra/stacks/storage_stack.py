@@ -1,0 +1,78 @@
+"""Storage (stateful): FSx for Lustre, EFS for /home and Slurm state, the munge key.
+
+Every resource here is retained on delete and on replacement, and the stack has
+termination protection: a cluster can be torn down and rebuilt around it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aws_cdk as cdk
+from constructs import Construct
+
+from gpucluster.infra.constructs.cfn import string_parameter
+from gpucluster.infra.constructs.fsx_lustre import FsxLustre, FsxLustreProps
+from gpucluster.infra.constructs.munge_key import MungeKey, MungeKeyProps
+from gpucluster.infra.constructs.shared_home import SharedHome, SharedHomeProps
+from gpucluster.resolved import ResolvedCluster
+
+
+class StorageStack(cdk.Stack):
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        resolved: ResolvedCluster,
+        subnet_id: str,
+        storage_security_group_id: str,
+        **kwargs: Any,  # cdk.StackProps keywords (env, description, ...)
+    ) -> None:
+        super().__init__(scope, id, termination_protection=True, **kwargs)
+        self.home = SharedHome(
+            self,
+            "SharedHome",
+            SharedHomeProps(subnet_id=subnet_id, security_group_id=storage_security_group_id),
+        )
+        # Pinned so a refactor of construct paths can never replace the data.
+        self.home.file_system.override_logical_id("HomeFileSystem")
+        facts = {"efs_id": self.home.file_system.ref_token}
+        fsx = resolved.config.storage.fsx_lustre
+        if fsx is not None:
+            self.fsx = FsxLustre(
+                self,
+                "Lustre",
+                FsxLustreProps(
+                    storage_gib=fsx.storage_gib,
+                    deployment_type=fsx.deployment_type,
+                    throughput_per_tib=fsx.throughput_per_tib,
+                    compression=fsx.compression,
+                    efa=fsx.efa,
+                    metadata_iops=fsx.metadata_iops,
+                    subnet_id=subnet_id,
+                    security_group_id=storage_security_group_id,
+                ),
+            )
+            self.fsx.file_system.override_logical_id("LustreFileSystem")
+            facts["fsx_dns_name"] = self.fsx.file_system.att("DNSName")
+            facts["fsx_mount_name"] = self.fsx.file_system.att("LustreMountName")
+        self.munge_key = MungeKey(
+            self,
+            "MungeKey",
+            MungeKeyProps(
+                secret_name_prefix=resolved.names.munge_secret_name_prefix,
+                reader_role_name_prefix=resolved.names.role_name_prefix,
+            ),
+        )
+        self.munge_key.secret.override_logical_id("MungeKeySecret")
+        # Ref of a secret is its ARN; nodes read it here instead of guessing the name.
+        facts["munge_secret_arn"] = self.munge_key.secret.ref_token
+        for fact, value in facts.items():
+            string_parameter(
+                self,
+                f"Fact-{fact}",
+                name=resolved.names.storage_parameters[fact],
+                value=value,
+                description=f"gpucluster {resolved.name}: {fact} for node bootstrap",
+            )

@@ -1,1 +1,0 @@
-"""One module per stack; stacks only wire constructs together."""
