@@ -218,7 +218,7 @@ def test_the_name_a_node_gets_is_the_name_the_cleanup_agent_recognizes():
 
 def test_the_group_feature_and_partition_agree_across_slurm_conf_slurmd_and_the_maintenance_agent():
     cfg = load_config(REPO / "examples" / "mixed.yaml")
-    text = slurm_conf.render_slurm_files(cfg).slurm_conf
+    text = slurm_conf.render_slurm_files(resolve(cfg)).slurm_conf
     start = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
     for group in cfg.compute_groups:
         feature = names.group_feature(group.name)

@@ -80,9 +80,9 @@ def bundle_files(
     """
     cfg = resolved.config
     site = site or SlurmSite()
-    controller = slurm_conf.render_slurm_files(cfg, site).by_path(site)
+    controller = slurm_conf.render_slurm_files(resolved, site).by_path(site)
     # What slurmd and srun read locally although the controller serves the rest.
-    node_slurm = slurm_conf.node_local_files(cfg, site)
+    node_slurm = slurm_conf.node_local_files(resolved, site)
     agents = head_agents(cfg, resolved.node)
     # The jobs users submit from a login node: validation, then training.
     jobs = {**validation_jobs.job_files(resolved), **torchrun_files(resolved)}

@@ -230,13 +230,12 @@ def storage(cfg: ClusterConfig) -> Storage:
 
 
 def slurm(resolved: ResolvedCluster, site: SlurmSite, build: NodeBuild) -> Slurm:
-    cfg = resolved.config
     return Slurm(
         site=site,
         build=build,
         source_key=names.slurm_source_object_key(build.sha256),
-        controller_hostname=slurm_conf.controller_hostname(cfg, site),
-        conf_server=slurm_conf.conf_server(cfg, site),
+        controller_hostname=slurm_conf.controller_hostname(resolved, site),
+        conf_server=slurm_conf.conf_server(resolved, site),
         restart_keys=SLURMCTLD_RESTART_KEYS,
         lock_busy_exit=SLURMCTLD_LOCK_BUSY_EXIT,
         fabric_manager_unit=health_probes.FABRIC_MANAGER_UNIT,

@@ -129,7 +129,7 @@ class SlurmFiles:
         }
 
 
-def node_local_files(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> dict[str, str]:
+def node_local_files(resolved: ResolvedCluster, site: SlurmSite = SlurmSite()) -> dict[str, str]:
     """Files every host that runs slurmd or srun/sbatch (compute and login) must hold itself.
 
     slurmctld serves plugstack.conf to configless nodes but not the files it includes
@@ -139,24 +139,24 @@ def node_local_files(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> dict[
     rather than the served copy, so plugstack.conf itself is installed too: the node then
     never depends on what the distribution's package left in that file.
     """
-    files = render_slurm_files(cfg, site)
+    files = render_slurm_files(resolved, site)
     return {
         f"{site.config_dir}/plugstack.conf": files.plugstack_conf,
         f"{plugstack_dir(site)}/pyxis.conf": files.pyxis_conf,
     }
 
 
-def controller_hostname(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> str:
-    return site.controller_hostname or f"{cfg.name}-head"
+def controller_hostname(resolved: ResolvedCluster, site: SlurmSite = SlurmSite()) -> str:
+    return site.controller_hostname or f"{resolved.name}-head"
 
 
-def controller_addr(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> str:
-    return site.controller_addr or names.controller_host(cfg)
+def controller_addr(resolved: ResolvedCluster, site: SlurmSite = SlurmSite()) -> str:
+    return site.controller_addr or resolved.names.controller_host
 
 
-def conf_server(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> str:
+def conf_server(resolved: ResolvedCluster, site: SlurmSite = SlurmSite()) -> str:
     """The `--conf-server` argument of compute nodes' slurmd."""
-    return f"{controller_addr(cfg, site)}:{site.slurmctld_port}"
+    return f"{controller_addr(resolved, site)}:{site.slurmctld_port}"
 
 
 def plugstack_dir(site: SlurmSite) -> str:
@@ -220,15 +220,15 @@ def _scheduler_parameters(site: SlurmSite) -> str:
     return ",".join(parts)
 
 
-def render_slurm_files(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> SlurmFiles:
+def render_slurm_files(resolved: ResolvedCluster, site: SlurmSite = SlurmSite()) -> SlurmFiles:
     values = {
-        "cfg": cfg,
+        "cfg": resolved.config,
         "site": site,
-        "controller_hostname": controller_hostname(cfg, site),
-        "controller_addr": controller_addr(cfg, site),
-        "max_node_count": max_node_count(cfg),
-        "nodesets": [(nodeset(group), names.group_feature(group.name)) for group in cfg.compute_groups],
-        "partitions": partitions(cfg),
+        "controller_hostname": controller_hostname(resolved, site),
+        "controller_addr": controller_addr(resolved, site),
+        "max_node_count": max_node_count(resolved.config),
+        "nodesets": [(nodeset(group.config), group.feature) for group in resolved.groups],
+        "partitions": partitions(resolved),
         "plugstack_dir": plugstack_dir(site),
         "scheduler_parameters": _scheduler_parameters(site),
     }

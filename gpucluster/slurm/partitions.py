@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpucluster import names
-from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.config import ComputeGroupConfig
 from gpucluster.config.slurm_time import format_minutes
+from gpucluster.resolved import ResolvedCluster
 
 # ParallelCluster schedules 95 % of EC2's nominal memory by default; the rest covers
 # what the kernel never shows in MemTotal (firmware and kernel reservations, about
@@ -61,19 +61,19 @@ def _per_gpu(group: ComputeGroupConfig) -> tuple[int, int]:
     return group.instance.vcpus // gpus, real_memory_mib(group) // gpus
 
 
-def partitions(cfg: ClusterConfig) -> list[Partition]:
+def partitions(resolved: ResolvedCluster) -> list[Partition]:
     parts = []
-    for group in cfg.compute_groups:
-        cpus, mem = _per_gpu(group)
+    for group in resolved.groups:
+        cpus, mem = _per_gpu(group.config)
         parts.append(
             Partition(
-                names.group_partition(group.name),
-                (nodeset(group),),
+                group.partition,
+                (nodeset(group.config),),
                 False,
                 cpus,
                 mem,
-                group.default_time,
-                group.max_time_minutes,
+                group.config.default_time,
+                group.config.max_time_minutes,
             )
         )
     # The spanning partition takes the smallest per-GPU share so a default job fits any
@@ -83,7 +83,7 @@ def partitions(cfg: ClusterConfig) -> list[Partition]:
     parts.append(
         Partition(
             SPANNING_PARTITION,
-            tuple(nodeset(group) for group in cfg.compute_groups),
+            tuple(nodeset(group.config) for group in resolved.groups),
             True,
             min(p.def_cpu_per_gpu for p in parts),
             min(p.def_mem_per_gpu for p in parts),

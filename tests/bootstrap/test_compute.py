@@ -11,6 +11,7 @@ import pytest
 
 from gpucluster.bootstrap.render_files import render_to_dir
 from gpucluster.names import LAUNCH_LIFECYCLE_HOOK
+from gpucluster.resolved import resolve
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 from gpucluster.slurm.conf import node_local_files, node_name, render_slurm_files
 from tests.bootstrap_runs import CHANGING_CALLS, abandoned, continued, example, slurmd_dropin, with_group
@@ -74,8 +75,8 @@ def test_nodes_hold_the_pyxis_include_the_served_plugstack_names(
     node = Node(tmp_path, cfg, nvme_mounted=role == "compute")
     run = node.run(role, group)
     assert run.returncode == 0, run.output
-    served = render_slurm_files(cfg, node.site).by_path(node.site)
-    local = node_local_files(cfg, node.site)
+    served = render_slurm_files(resolve(cfg), node.site).by_path(node.site)
+    local = node_local_files(resolve(cfg), node.site)
     assert local
     for path, text in local.items():
         assert f"include {path}" in served[f"{node.site.config_dir}/plugstack.conf"]

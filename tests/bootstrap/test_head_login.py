@@ -24,7 +24,7 @@ def test_head_runs_configless_controller_and_is_idempotent(tmp_path: Path) -> No
     node = Node(tmp_path, cfg, gpus=0, efa=0, nvme_mounted=False)
     run = node.run("head")
     assert run.returncode == 0, run.output
-    assert f"hostnamectl set-hostname {controller_hostname(cfg)}" in run.calls
+    assert f"hostnamectl set-hostname {controller_hostname(resolve(cfg))}" in run.calls
     slurm_conf = (node.root / "etc/slurm/slurm.conf").read_text()
     assert "SlurmctldParameters=enable_configless" in slurm_conf
     state = node.root / "home/.slurm/state"

@@ -34,7 +34,7 @@ def test_bundle_has_every_role_and_group(cfg) -> None:
     assert "bin/bootstrap.sh" in files and "conf/cluster.sh" in files
     assert "files/head/etc/slurm/slurm.conf" in files
     assert "files/login/etc/enroot/enroot.conf" in files
-    for path in node_local_files(cfg):
+    for path in node_local_files(resolve(cfg)):
         assert f"files/login{path}" in files
         assert all(f"files/compute-{group.name}{path}" in files for group in cfg.compute_groups)
     for group in cfg.compute_groups:

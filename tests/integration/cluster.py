@@ -25,6 +25,7 @@ from pathlib import Path
 from gpucluster import names
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.launch.node_lib import node_lib_files
+from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
 from tests.integration.containers import make_node_enroot_directories
@@ -216,7 +217,10 @@ class ComputeNode:
         """
         slurmd = ["slurmd", "-D", "-Z", "-N", self.name, "--conf", conf_line]
         if resolv_conf is None:
-            slurmd[1:1] = ["--conf-server", slurm_conf.conf_server(self.cluster.cfg, self.cluster.site)]
+            slurmd[1:1] = [
+                "--conf-server",
+                slurm_conf.conf_server(resolve(self.cluster.cfg), self.cluster.site),
+            ]
         write_fake_nvml(self.cluster.site, self.name, self.cluster.group.instance, nvml_gpus)
         binds = node_local_binds(self.cluster.root, self.name)
         for source, target in binds:

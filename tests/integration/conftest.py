@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from gpucluster.config.loader import load_config
+from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
 from tests.integration.cluster import SLURM_CONF_LINK, SlurmCluster
 from tests.integration.containers import install_enroot
@@ -201,7 +202,7 @@ def slurm_login(slurm_cluster: SlurmCluster) -> LoginNode:
     cluster = slurm_cluster
     namespace, _ = cluster.network.add_namespace(LOGIN_INDEX)
     login = LoginNode(cluster, namespace)
-    unit = sackd_unit(slurm_conf.conf_server(cluster.cfg, cluster.site))
+    unit = sackd_unit(slurm_conf.conf_server(resolve(cluster.cfg), cluster.site))
     login.start(unit.argv, notify=unit.notify)
     wait_for(
         "sackd to fetch the served configuration",

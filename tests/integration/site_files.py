@@ -11,6 +11,7 @@ from gpucluster.bootstrap.container_runtime import NVME_MOUNT
 from gpucluster.catalog import InstanceType
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
+from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
 from gpucluster.slurm.health_probes import FABRIC_MANAGER_UNIT
@@ -152,7 +153,7 @@ def write_site_files(
     library.symlink_to(pyxis_build)
     for sub in ("state", "spool", "run", "log", "bin", "jobs", "fake-gpus"):
         (root / sub).mkdir(parents=True, exist_ok=True)
-    for path, text in slurm_conf.render_slurm_files(cfg, site).by_path(site).items():
+    for path, text in slurm_conf.render_slurm_files(resolve(cfg), site).by_path(site).items():
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text)
     healthcheck = Path(site.healthcheck_program)

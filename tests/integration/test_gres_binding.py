@@ -15,6 +15,7 @@ import pytest
 
 from gpucluster.catalog import InstanceType
 from gpucluster.config import ClusterConfig
+from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
 from tests.fake_nvml import fake_gpus_conf
 from tests.integration.cluster import SlurmCluster
@@ -36,7 +37,7 @@ def rendered_with_nvml(
     """The files `cfg` renders for the suite's site under `directory`, beside what NVML
     would report on a node of `instance`: the slurm.conf a probe reads."""
     site = dataclasses.replace(cluster.site, config_dir=str(directory))
-    for path, text in slurm_conf.render_slurm_files(cfg, site).by_path(site).items():
+    for path, text in slurm_conf.render_slurm_files(resolve(cfg), site).by_path(site).items():
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text)
     (directory / "fake_gpus.conf").write_text(fake_gpus_conf(instance, FAKE_GPU_DEVICE_PREFIX))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
 from tests.integration.cluster import SlurmCluster
@@ -33,7 +34,7 @@ def _head_side(cluster: SlurmCluster, library: Path, name: str) -> dict[str, str
         config_dir=str(cluster.root / name),
         pyxis_library=str(library),
     )
-    files = slurm_conf.render_slurm_files(cluster.cfg, site).by_path(site)
+    files = slurm_conf.render_slurm_files(resolve(cluster.cfg), site).by_path(site)
     pyxis_conf = f"{slurm_conf.plugstack_dir(site)}/pyxis.conf"
     assert any(line.startswith(f"required {library} ") for line in files[pyxis_conf].splitlines())
     for path, text in files.items():

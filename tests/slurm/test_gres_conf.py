@@ -10,6 +10,7 @@ import pytest
 
 from gpucluster.catalog import load_catalog
 from gpucluster.cpu_topology import CpuLayout, GpuSockets
+from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.build import CONFIGURE_FLAGS, NodeBuild
 from tests.conftest import REPO
@@ -23,7 +24,7 @@ GRES_LINE = re.compile(
 
 
 def test_every_example_autodetects_and_names_no_node_or_device(example):
-    assert settings(slurm_conf.render_slurm_files(example).gres_conf) == {"AutoDetect": ["nvml"]}
+    assert settings(slurm_conf.render_slurm_files(resolve(example)).gres_conf) == {"AutoDetect": ["nvml"]}
 
 
 @pytest.mark.parametrize("instance_type", load_catalog().names())

@@ -4,6 +4,7 @@ pyxis by name (configless expands no wildcard). gres.conf: test_gres_conf.py."""
 from __future__ import annotations
 
 from gpucluster.config.loader import load_config
+from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
 from tests.conftest import REPO
@@ -12,13 +13,13 @@ from tests.slurm.conf_text import settings, single
 
 class TestOtherFiles:
     def test_cgroup_conf_constrains_devices_cores_and_memory(self, example):
-        cgroup = settings(slurm_conf.render_slurm_files(example).cgroup_conf)
+        cgroup = settings(slurm_conf.render_slurm_files(resolve(example)).cgroup_conf)
         assert single(cgroup, "ConstrainDevices") == "yes"
         assert single(cgroup, "ConstrainCores") == "yes"
         assert single(cgroup, "ConstrainRAMSpace") == "yes"
 
     def test_plugstack_includes_pyxis_explicitly(self, example):
-        files = slurm_conf.render_slurm_files(example)
+        files = slurm_conf.render_slurm_files(resolve(example))
         site = SlurmSite()
         paths = files.by_path(site)
         plugstack = [line for line in files.plugstack_conf.splitlines() if not line.startswith("#")]
@@ -33,8 +34,8 @@ class TestOtherFiles:
 
     def test_nodes_get_the_included_pyxis_file_themselves(self, example):
         site = SlurmSite()
-        served = slurm_conf.render_slurm_files(example, site).by_path(site)
-        local = slurm_conf.node_local_files(example, site)
+        served = slurm_conf.render_slurm_files(resolve(example), site).by_path(site)
+        local = slurm_conf.node_local_files(resolve(example), site)
         plugstack = f"{site.config_dir}/plugstack.conf"
         include = served[plugstack].splitlines()[-1].split()[1]
         assert local == {plugstack: served[plugstack], include: served[include]}
@@ -44,13 +45,13 @@ class TestOtherFiles:
         must not run without one (the real-Slurm suite builds it too)."""
         cfg = load_config(REPO / "examples" / "default.yaml")
         site = SlurmSite()
-        files = slurm_conf.render_slurm_files(cfg, site)
+        files = slurm_conf.render_slurm_files(resolve(cfg), site)
         (line,) = [line for line in files.pyxis_conf.splitlines() if not line.startswith("#")]
         assert line.startswith(f"required {site.pyxis_library} runtime_path={site.pyxis_runtime_path} ")
 
     def test_named_containers_live_as_long_as_their_job(self, example):
         """Rented nodes serve many users: a container named with --container-name is removed by
         Pyxis's job epilog (and named after the job) instead of staying on the node's NVMe."""
-        pyxis = slurm_conf.render_slurm_files(example).pyxis_conf
+        pyxis = slurm_conf.render_slurm_files(resolve(example)).pyxis_conf
         (line,) = [line for line in pyxis.splitlines() if not line.startswith("#")]
         assert "container_scope=job" in line.split()[2:]

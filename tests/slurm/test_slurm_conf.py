@@ -9,6 +9,7 @@ import yaml
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
 from gpucluster.config.slurm_time import parse_minutes
+from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
 from tests.conftest import REPO
@@ -17,7 +18,7 @@ from tests.slurm.conf_text import healthcheck_of, line_fields, settings, single
 
 class TestSlurmConf:
     def test_configless_dynamic_node_settings(self, example):
-        conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
+        conf = settings(slurm_conf.render_slurm_files(resolve(example)).slurm_conf)
         assert single(conf, "SlurmctldParameters") == "enable_configless"
         assert single(conf, "SelectType") == "select/cons_tres"
         assert "TreeWidth" not in conf, "the pinned release fans out to dynamic nodes"
@@ -42,7 +43,7 @@ class TestSlurmConf:
         """EFA needs memlock: a job must not take the low limit of the shell that submitted it
         (the real-Slurm suite submits from one: tests/integration/test_node_limits.py). The
         extern step holds ssh sessions pam_slurm_adopt adopts."""
-        conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
+        conf = settings(slurm_conf.render_slurm_files(resolve(example)).slurm_conf)
         assert single(conf, "PropagateResourceLimitsExcept") == "MEMLOCK"
         assert "PropagateResourceLimits" not in conf
         assert single(conf, "PrologFlags") == "Contain"
@@ -51,7 +52,7 @@ class TestSlurmConf:
         """slurmctld logs "Configured MailProg is invalid" at every start when MailProg is
         missing (the real-Slurm suite checks its log); logger is in bsdutils, which Debian
         and Ubuntu mark essential."""
-        conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
+        conf = settings(slurm_conf.render_slurm_files(resolve(example)).slurm_conf)
         assert single(conf, "MailProg") == "/usr/bin/logger"
 
     def test_max_node_count_of_the_default_example(self):
@@ -61,16 +62,16 @@ class TestSlurmConf:
 
     def test_never_sets_cloud_dns(self, example):
         # Slurm 22.05 dynamic nodes break with cloud_dns.
-        conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
+        conf = settings(slurm_conf.render_slurm_files(resolve(example)).slurm_conf)
         assert not [key for key, values in conf.items() for v in values if "cloud_dns" in v]
 
     def test_controller_host_is_the_head_name_reached_by_dns(self, example):
-        conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
+        conf = settings(slurm_conf.render_slurm_files(resolve(example)).slurm_conf)
         expected = f"{example.name}-head(slurmctld.{example.name}.gpucluster.internal)"
         assert single(conf, "SlurmctldHost") == expected
 
     def test_one_partition_per_group_by_feature_plus_a_spanning_default(self, example):
-        conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
+        conf = settings(slurm_conf.render_slurm_files(resolve(example)).slurm_conf)
         nodesets = {f["_name"]: f for f in map(line_fields, conf["Nodeset"])}
         partitions = {f["_name"]: f for f in map(line_fields, conf["PartitionName"])}
         for group in example.compute_groups:
@@ -85,7 +86,7 @@ class TestSlurmConf:
         assert all(name.lower() != "default" for name in partitions)
 
     def test_per_gpu_defaults_follow_the_catalog(self, example):
-        conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
+        conf = settings(slurm_conf.render_slurm_files(resolve(example)).slurm_conf)
         partitions = {f["_name"]: f for f in map(line_fields, conf["PartitionName"])}
         for group in example.compute_groups:
             instance = group.instance
@@ -95,7 +96,7 @@ class TestSlurmConf:
 
     def test_every_partition_has_a_default_time_and_a_bounded_max_time(self, example):
         # INFINITE limits never start once a Capacity Block's end reservation exists.
-        conf = settings(slurm_conf.render_slurm_files(example).slurm_conf)
+        conf = settings(slurm_conf.render_slurm_files(resolve(example)).slurm_conf)
         partitions = {f["_name"]: f for f in map(line_fields, conf["PartitionName"])}
         for group in example.compute_groups:
             part = partitions[group.name]
@@ -114,7 +115,7 @@ class TestSlurmConf:
         raw["compute_groups"][0]["default_time"] = "4:00:00"
         raw["compute_groups"][1]["default_time"] = 30
         raw["compute_groups"][1]["max_time"] = "2-00:00:00"
-        conf = settings(slurm_conf.render_slurm_files(ClusterConfig.model_validate(raw)).slurm_conf)
+        conf = settings(slurm_conf.render_slurm_files(resolve(ClusterConfig.model_validate(raw))).slurm_conf)
         partitions = {f["_name"]: f for f in map(line_fields, conf["PartitionName"])}
         assert partitions[raw["compute_groups"][0]["name"]]["MaxTime"] == "14-00:00:00"
         assert partitions[raw["compute_groups"][0]["name"]]["DefaultTime"] == "04:00:00"
@@ -143,7 +144,7 @@ class TestSlurmConf:
             trust_node_config=True,
             healthcheck_slurm_conf="/tmp/etc/slurm.conf",
         )
-        conf = settings(slurm_conf.render_slurm_files(cfg, site).slurm_conf)
+        conf = settings(slurm_conf.render_slurm_files(resolve(cfg), site).slurm_conf)
         assert single(conf, "SlurmctldHost") == "testhost(10.213.0.1)"
         assert single(conf, "SlurmctldPort") == "16817"
         assert single(conf, "SlurmdPort") == "16818"
@@ -156,7 +157,7 @@ class TestSlurmConf:
         assert single(conf, "SchedulerParameters") == "sched_interval=2,bf_interval=1"
         healthcheck = healthcheck_of(cfg, cfg.compute_groups[0], site)
         assert 'export SLURM_CONF="/tmp/etc/slurm.conf"' in healthcheck.splitlines()
-        assert slurm_conf.conf_server(cfg, site) == "10.213.0.1:16817"
+        assert slurm_conf.conf_server(resolve(cfg), site) == "10.213.0.1:16817"
 
     @pytest.mark.parametrize(
         ("field", "value", "message"),
