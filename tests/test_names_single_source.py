@@ -14,10 +14,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import yaml
+from pydantic import ValidationError
 
 from gpucluster import names
-from gpucluster.agents import cluster_names, maintenance, node_cleanup
+from gpucluster.agents import cluster_names, maintenance, node_cleanup, runtime
 from gpucluster.bootstrap.bundle import bundle_files
+from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
 from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
@@ -52,6 +55,7 @@ _SQUASHFS_NAME_COPY = re.compile(
 
 _NODE_ROOT_COPY = re.compile(r"/opt/gpucluster\b")
 _GROUP_NAME_COPY = re.compile(r"\[a-z\]\[a-z0-9\]\{0,19\}")
+_CLUSTER_NAME_COPY = re.compile(r"\[a-z\](?:\[a-z0-9-\]\{0,19\}|\(\?:\[a-z0-9-\])")
 
 # name -> (detector, where to look, files allowed to hold the one definition, copies it
 # must catch). Tests may pin SSM paths and tag keys as literal expected values (that is
@@ -135,6 +139,16 @@ FORMATS = {
         {"gpucluster/agents/cluster_names.py"},
         ['r"^[a-z][a-z0-9]{0,19}$",', 'GROUP = re.compile(r"[a-z][a-z0-9]{0,19}")'],
     ),
+    "cluster name": (
+        _CLUSTER_NAME_COPY,
+        PRODUCTION_DIRS,
+        {"gpucluster/agents/cluster_names.py"},
+        [
+            'if not re.match(r"^[a-z][a-z0-9-]{0,19}$", value) or value.endswith("-"):',
+            '_CLUSTER = re.compile(r"^[a-z][a-z0-9-]{0,19}$")',
+            'NAME = r"[a-z](?:[a-z0-9-]{0,18}[a-z0-9])?"',
+        ],
+    ),
     # Every path under it comes from gpucluster.resolved.node_layout.
     "node root": (
         _NODE_ROOT_COPY,
@@ -147,10 +161,6 @@ FORMATS = {
             # The agents' docstring, shipped verbatim in the bundle (agents import nothing of
             # gpucluster above cluster_names, so they cannot name NodeLayout).
             "gpucluster/agents/__init__.py",
-            # Plain shell shipped verbatim in the bundle: taking these from conf/cluster.sh
-            # changes the bundle's bytes, so it is a commit of its own.
-            "templates/userdata/bundle/lib/containers.sh",
-            "templates/userdata/bundle/lib/slurm_package.sh",
         },
         [
             'JOBS_DIR = "/opt/gpucluster/jobs"',
@@ -261,3 +271,18 @@ def test_the_readme_names_what_the_code_defines():
     ]
     for name in documented:
         assert name in readme, f"README does not name {name!r} as the code writes it"
+
+
+@pytest.mark.parametrize("name", ["a", "demo", "p5en-cluster", "a" * 20, "a" * 21, "a-", "1a", "A", "a_b"])
+def test_the_config_and_the_agents_accept_the_same_cluster_names(name):
+    raw = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())
+    try:
+        ClusterConfig.model_validate({**raw, "name": name})
+        config_accepts = True
+    except ValidationError:
+        config_accepts = False
+    assert (
+        config_accepts
+        == bool(runtime._CLUSTER.match(name))
+        == (name in ("a", "demo", "p5en-cluster", "a" * 20))
+    )

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import re
 
+# A cluster's name: 1-20 lower-case letters, digits and hyphens, a letter first and no hyphen
+# last; it prefixes stack names, SSM paths and host names.
+CLUSTER_NAME = r"[a-z](?:[a-z0-9-]{0,18}[a-z0-9])?"
 # A compute group's name: also its Slurm partition and node feature.
 GROUP_NAME = r"[a-z][a-z0-9]{0,19}"
 # EC2 instance ids are i- and 8 (before 2016) or 17 hex digits (EC2 User Guide, "Resource

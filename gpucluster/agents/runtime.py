@@ -25,11 +25,11 @@ from botocore.config import Config
 # mypy checks the package layout; the bundle's flat layout imports the same modules.
 if TYPE_CHECKING or __package__:
     from .cluster_names import AGENT_ENV_FILE as ENV_FILE
-    from .cluster_names import CLUSTER_SETTING, REGION_SETTING
+    from .cluster_names import CLUSTER_NAME, CLUSTER_SETTING, REGION_SETTING
 else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
     from cluster_names import AGENT_ENV_FILE as ENV_FILE
-    from cluster_names import CLUSTER_SETTING, REGION_SETTING
-_CLUSTER = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
+    from cluster_names import CLUSTER_NAME, CLUSTER_SETTING, REGION_SETTING
+_CLUSTER = re.compile(rf"^{CLUSTER_NAME}$")
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
 
 # Standard retries ride out throttling; the timeouts keep one run well inside its minute.

@@ -7,6 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
+from gpucluster.agents.cluster_names import CLUSTER_NAME
 from gpucluster.config import subnet_addresses
 from gpucluster.config.fields import StrictModel, fail, fail_at, matching
 from gpucluster.config.image import ImageConfig
@@ -49,7 +50,7 @@ class ClusterConfig(StrictModel):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not re.match(r"^[a-z][a-z0-9-]{0,19}$", value) or value.endswith("-"):
+        if not re.fullmatch(CLUSTER_NAME, value):
             raise fail(
                 "name",
                 f"'{value}' is not a usable cluster name; use 1-20 lower-case letters, digits and "

@@ -45,6 +45,16 @@ class NodeLayout:
         return f"{self.root}/lib"
 
     @property
+    def downloads_dir(self) -> str:
+        """The bootstrap's verified downloads (packages, source tarballs)."""
+        return f"{self.root}/downloads"
+
+    @property
+    def build_dir(self) -> str:
+        """Where the bootstrap unpacks and builds sources (Slurm on the head, Pyxis)."""
+        return f"{self.root}/build"
+
+    @property
     def applied_bundle(self) -> str:
         """`<sha256> <url>` of the bundle the head runs: its user data writes it at boot, its
         update timer after each bundle it applied."""

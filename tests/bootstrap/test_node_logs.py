@@ -12,6 +12,7 @@ import pytest
 from gpucluster import names
 from gpucluster.bootstrap import node_logs
 from gpucluster.config.loader import load_config
+from gpucluster.resolved.node_layout import NODE_LAYOUT
 from gpucluster.slurm.conf import SlurmSite
 from tests.conftest import EXAMPLE_NAMES, REPO, resources_of
 from tests.infra.stacks.stack_templates import stack
@@ -136,10 +137,10 @@ def test_an_image_without_the_agent_installs_the_pinned_release(tmp_path: Path, 
     node = Node(tmp_path, example("default"), cloudwatch_agent=False)
     run = node.run("compute", "gpu")
     assert run.returncode == 0, run.output
-    download = run.index(f"curl -fsSL --retry 3 -o {node.root}/opt/gpucluster/downloads/{AGENT_DEB}.part")
+    download = run.index(f"curl -fsSL --retry 3 -o {node.root}{NODE_LAYOUT.downloads_dir}/{AGENT_DEB}.part")
     installs = [i for i, call in enumerate(run.calls) if call.startswith("apt-get") and " install " in call]
     install = installs[0]
-    assert f"{node.root}/opt/gpucluster/downloads/{AGENT_DEB}" in run.calls[install]
+    assert f"{node.root}{NODE_LAYOUT.downloads_dir}/{AGENT_DEB}" in run.calls[install]
     assert download < install < run.index("amazon-cloudwatch-agent-ctl")
     assert "CloudWatch agent 1.300072.0b1766 installed" in run.output
 

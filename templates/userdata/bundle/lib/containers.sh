@@ -2,8 +2,6 @@
 # Enroot from its release .debs and Pyxis built against this node's Slurm headers,
 # every download pinned by version and checked by sha256 before it is used.
 
-DOWNLOAD_DIR="${R}/opt/gpucluster/downloads"
-
 # Downloads url to DOWNLOAD_DIR/name unless a file with the right sha256 is there.
 # The optional fourth argument names where the pin lives, for the error message.
 fetch_verified() {
@@ -71,7 +69,7 @@ build_pyxis() {
   [[ -f "${R}/usr/include/slurm/spank.h" ]] ||
     die "no /usr/include/slurm/spank.h; the Slurm ${SLURM_VERSION} package (step install_slurm) must be installed to build Pyxis"
   fetch_verified "${PYXIS_URL}" "${PYXIS_TARBALL}" "${PYXIS_SHA256}"
-  local source_dir="${R}/opt/gpucluster/build/pyxis-${PYXIS_VERSION}"
+  local source_dir="${BUILD_DIR}/pyxis-${PYXIS_VERSION}"
   rm -rf "${source_dir}"
   mkdir -p "$(dirname "${source_dir}")"
   tar -xzf "${DOWNLOAD_DIR}/${PYXIS_TARBALL}" -C "$(dirname "${source_dir}")"

@@ -39,7 +39,7 @@ build_slurm_package() {
     log "Slurm ${SLURM_VERSION} package is on shared storage: ${package}"
     return 0
   fi
-  build="${R}/opt/gpucluster/build"
+  build="${BUILD_DIR}"
   source="${build}/slurm-${SLURM_VERSION}"
   stage="${build}/slurm-stage"
   fetch_slurm_source "${DOWNLOAD_DIR}/slurm-${SLURM_VERSION}.tar.gz"
