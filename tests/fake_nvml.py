@@ -55,7 +55,9 @@ def socket_cores(instance: InstanceType, gpu: int) -> str:
 
 def fake_gpus_conf(instance: InstanceType, device_prefix: str, gpus: int | None = None) -> str:
     """fake_gpus.conf for a node of `instance` whose NVML finds `gpus` GPUs (all by default),
-    each at `device_prefix<i>`. Links: -1 for the GPU itself, 0 (none known) for the others."""
+    each at `device_prefix<i>`. Links: -1 for the GPU itself, 0 (none known) for the others.
+    Each has a UUID and the flag gpu/nvml gives its GPUs (ENV_NVML: jobs get
+    CUDA_VISIBLE_DEVICES); without a flag the stand-in's GPUs would set no environment."""
     found = instance.gpu_count if gpus is None else gpus
     system_type = slurm_system_type(NVML_NAMES[instance.gpu_model])
     lines = []
@@ -63,5 +65,6 @@ def fake_gpus_conf(instance: InstanceType, device_prefix: str, gpus: int | None 
         links = ",".join("-1" if peer == gpu else "0" for peer in range(found))
         lines.append(
             f"{system_type}|{instance.vcpus}|{socket_cores(instance, gpu)}|{links}|{device_prefix}{gpu}"
+            f"|GPU-00000000-0000-0000-0000-{gpu:012d}|nvidia_gpu_env"
         )
     return "\n".join(lines) + "\n"

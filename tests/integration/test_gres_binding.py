@@ -26,8 +26,9 @@ from tests.slurm.conf_text import conf_line_of, with_groups
 pytestmark = pytest.mark.slurm
 
 GRES_LINE = re.compile(r"Gres Name=gpu Type=(\S+) Count=(\d+) Index=(\d+) .*File=(\S+) Cores=(\S+)")
-# A node that registers an instance type's GPUs, of which NVML finds one fewer.
-SHORT_NODE = (5, "i-0a1b2c3d4e5f60005")
+# A node that registers an instance type's GPUs, of which NVML finds one fewer (index 5 is
+# the login node's namespace: conftest.LOGIN_INDEX).
+SHORT_NODE = (6, "i-0a1b2c3d4e5f60006")
 REFUSAL_TIMEOUT = 60
 
 

@@ -87,6 +87,8 @@ def test_the_suites_nvml_stand_in_binds_each_socket_half():
     assert {line.split("|")[1] for line in lines} == {"192"}
     assert {line.split("|")[0] for line in lines} == {"nvidia_h100_80gb_hbm3"}
     assert lines[0].split("|")[3] == "-1,0,0,0,0,0,0,0"
+    # As gpu/nvml flags its GPUs on the H200 (Flags=...,ENV_NVML): jobs get CUDA_VISIBLE_DEVICES.
+    assert {line.split("|")[6] for line in lines} == {"nvidia_gpu_env"}
 
 
 def test_a_gpu_on_a_missing_socket_is_refused():
