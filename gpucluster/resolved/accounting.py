@@ -12,8 +12,13 @@ from gpucluster.config import ClusterConfig
 from gpucluster.config.accounting import AccountConfig, AccountingConfig, QosConfig
 from gpucluster.config.accounting_database import DatabaseConfig, second_zone
 
-# RDS for MariaDB's port.
+# RDS for MariaDB's port, and the release the instance runs: 10.11, the major release of
+# Debian 12's MariaDB that the real-Slurm suite runs slurmdbd against (the newest 10.11 that
+# cfn-lint knows; RDS applies later minor releases itself) and its parameter-group family.
 DATABASE_PORT = 3306
+DATABASE_ENGINE = "mariadb"
+DATABASE_ENGINE_VERSION = "10.11.19"
+DATABASE_PARAMETER_FAMILY = "mariadb10.11"
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,9 @@ class ResolvedDatabase:
     user: str
     database_name: str
     port: int
+    engine: str
+    engine_version: str
+    parameter_family: str
     # The zone the instance runs in (the cluster's), and the subnet group's second zone: a
     # created VPC's spare subnet (None with an existing VPC, whose two subnets are listed).
     availability_zone: str
@@ -89,6 +97,9 @@ def _database(cfg: ClusterConfig, database: DatabaseConfig) -> ResolvedDatabase:
         user=names.ACCOUNTING_DB_USER,
         database_name=names.ACCOUNTING_DB_NAME,
         port=DATABASE_PORT,
+        engine=DATABASE_ENGINE,
+        engine_version=DATABASE_ENGINE_VERSION,
+        parameter_family=DATABASE_PARAMETER_FAMILY,
         availability_zone=cfg.availability_zone,
         second_availability_zone=None
         if existing is not None

@@ -24,10 +24,6 @@ from gpucluster.infra.constructs.cfn import Resource, resource
 from gpucluster.infra.constructs.munge_key import stack_id_suffix
 from gpucluster.infra.constructs.nag import acknowledge
 
-ENGINE = "mariadb"
-# The newest 10.11 release cfn-lint knows; RDS applies later minor releases itself.
-ENGINE_VERSION = "10.11.19"
-PARAMETER_FAMILY = "mariadb10.11"
 PASSWORD_LENGTH = 32
 PASSWORD_KEY = "password"
 # slurmdbd's documented MariaDB settings (Slurm's accounting page) that RDS lets a parameter
@@ -42,6 +38,9 @@ class AccountingDatabaseProps:
     user: str
     database_name: str
     port: int
+    engine: str
+    engine_version: str
+    parameter_family: str
     instance_class: str
     storage_gib: int
     backup_retention_days: int
@@ -100,7 +99,7 @@ class AccountingDatabase(Construct):
             "AWS::RDS::DBParameterGroup",
             {
                 "Description": "Slurm accounting database: TLS required, slurmdbd's InnoDB settings",
-                "Family": PARAMETER_FAMILY,
+                "Family": props.parameter_family,
                 "Parameters": PARAMETERS,
             },
         )
@@ -128,8 +127,8 @@ class AccountingDatabase(Construct):
                 "DBSubnetGroupName": self.subnet_group.ref_token,
                 "DeletionProtection": True,
                 "EnableCloudwatchLogsExports": ["error"],
-                "Engine": ENGINE,
-                "EngineVersion": ENGINE_VERSION,
+                "Engine": props.engine,
+                "EngineVersion": props.engine_version,
                 "MasterUserPassword": password,
                 "MasterUsername": props.user,
                 "MultiAZ": False,
