@@ -16,7 +16,9 @@ A FIXED or GROWS change is not data at risk (nothing is replaced) but it cannot 
 so the diff refuses it as bad input naming the config setting (exit 2), never "safe".
 Create-only properties the schema declares (EFS PerformanceMode, Encrypted, KmsKeyId,
 AvailabilityZoneName; FSx KmsKeyId, SubnetIds, SecurityGroupIds, BackupId; the munge
-secret's Name) come from the schema, not from here. Limits that depend on time (one FSx
+secret's Name; the accounting database's DBInstanceIdentifier, StorageEncrypted, KmsKeyId,
+DBSubnetGroupName, MasterUsername and DBName, and its Engine, which the schema says may
+replace it) come from the schema, not from here. Limits that depend on time (one FSx
 storage increase per 6 hours, EFS throughput changes once a day) cannot be judged offline.
 """
 
@@ -122,6 +124,22 @@ def _not_lower(before: Any, after: Any, props: dict[str, Any]) -> str | None:
 
 _COPY = "create it beside this one and copy the data"
 
+RDS = "AWS::RDS::DBInstance"
+
+
+def _whole(value: Any) -> int | None:
+    """An integer property CloudFormation also takes as text (AllocatedStorage: "20")."""
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return value if _ints(value) else None
+
+
+def _database_storage_growth(before: Any, after: Any, props: dict[str, Any]) -> str | None:
+    old, new = _whole(before), _whole(after)
+    if old is None or new is None or new >= old:
+        return None
+    return f"RDS storage only grows, it cannot shrink from {old} to {new} GiB"
+
 
 def _fixed_at_creation(name: str, setting: str | None = None, default: Any = MISSING) -> PropertyRule:
     return PropertyRule(
@@ -181,6 +199,18 @@ RULES: tuple[PropertyRule, ...] = (
     ),
     # UpdateFileSystemLustreMetadataConfiguration Iops: "must be greater than or equal to the
     # current number of Metadata IOPS provisioned for the file system".
+    # ModifyDBInstance AllocatedStorage: "the value supplied must be at least 10% greater than
+    # the current value" (a smaller increase is rounded up, a decrease is refused).
+    PropertyRule(
+        RDS,
+        "/properties/AllocatedStorage",
+        Effect.GROWS,
+        f"{_DOCS}/AmazonRDS/latest/APIReference/API_ModifyDBInstance.html",
+        "accounting.database.storage_gib",
+        "keep the deployed size or grow it; a smaller database is a new one: create it beside this one, "
+        "dump and restore the data",
+        check=_database_storage_growth,
+    ),
     PropertyRule(
         FSX,
         f"{_LUSTRE}/MetadataConfiguration/Iops",

@@ -8,7 +8,7 @@ from rich.markup import escape
 from gpucluster.aws.clients import Clients
 from gpucluster.aws.errors import AwsError
 from gpucluster.config import ClusterConfig
-from gpucluster.preflight import account, quotas, reservations
+from gpucluster.preflight import account, database, quotas, reservations
 from gpucluster.preflight.result import FAIL, PASS, SKIP, Result, guarded
 from gpucluster.tables import print_table, table
 
@@ -20,6 +20,7 @@ CHECKS = (
     ("AMI", account.image),
     ("CDK bootstrap", account.cdk_bootstrap),
     ("network", account.network),
+    ("accounting database", database.database),
 )
 
 

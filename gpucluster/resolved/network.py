@@ -6,7 +6,13 @@ import ipaddress
 from dataclasses import dataclass
 
 from gpucluster.config import ClusterConfig
+from gpucluster.config.accounting_database import second_zone
 from gpucluster.config.network import subnet_cidrs
+
+# The created VPC's two database subnets (an RDS subnet group spans two zones): the smallest
+# size RDS needs room in, laid out in the free space after the public subnet, which the node
+# subnet (the VPC's second half) never reaches.
+DATABASE_SUBNET_PREFIX = 27
 
 
 @dataclass(frozen=True)
@@ -19,6 +25,9 @@ class ResolvedNetwork:
     cidr: ipaddress.IPv4Network
     public_subnet: ipaddress.IPv4Network
     node_subnet: ipaddress.IPv4Network
+    # accounting.database in a created VPC: (block, zone) of the database's subnet in the
+    # cluster's zone, then of the spare one in the second zone; () otherwise.
+    database_subnets: tuple[tuple[ipaddress.IPv4Network, str], ...]
 
 
 def resolve_network(cfg: ClusterConfig) -> ResolvedNetwork:
@@ -31,4 +40,18 @@ def resolve_network(cfg: ClusterConfig) -> ResolvedNetwork:
         cidr=network.cidr,
         public_subnet=public,
         node_subnet=nodes,
+        database_subnets=_database_subnets(cfg, public),
     )
+
+
+def _database_subnets(
+    cfg: ClusterConfig, public: ipaddress.IPv4Network
+) -> tuple[tuple[ipaddress.IPv4Network, str], ...]:
+    database = None if cfg.accounting is None else cfg.accounting.database
+    if database is None or cfg.network.vpc_id is not None:
+        return ()
+    size = 2 ** (32 - DATABASE_SUBNET_PREFIX)
+    start = -(-(int(public.broadcast_address) + 1) // size) * size  # aligned to its own size
+    first, second = (ipaddress.IPv4Network((start + i * size, DATABASE_SUBNET_PREFIX)) for i in (0, 1))
+    spare_zone = second_zone(cfg.region, cfg.availability_zone, database.second_availability_zone)
+    return ((first, cfg.availability_zone), (second, spare_zone))

@@ -150,7 +150,11 @@ def _literal_parts(node: Any) -> list[str]:
         return []
     function, argument = next(iter(node.items()))
     if function == "Fn::Join" and isinstance(argument, list) and len(argument) == 2:
-        return _literal_parts(argument[1])
+        # One text, as deployed, so a dynamic reference joined around a Ref (what the CDK
+        # writes for a generated secret) is still one reference; a Ref adds no literal.
+        items = argument[1] if isinstance(argument[1], list) else [argument[1]]
+        delimiter = argument[0] if isinstance(argument[0], str) else ""
+        return [delimiter.join("".join(_literal_parts(item)) for item in items)]
     if function == "Fn::Sub":
         text = argument if isinstance(argument, str) else argument[0]
         return [_SUB_VARIABLE.sub("", text)]

@@ -122,6 +122,8 @@ def _add_stacks(app: cdk.App, resolved: ResolvedCluster, node_files: NodeFiles) 
         resolved=resolved,
         subnet_id=network.network.subnet_id,
         storage_security_group_id=network.security_groups.storage.att("GroupId"),
+        database_subnet_ids=network.database_subnet_ids,
+        database_security_group_id=network.database_security_group_id,
         env=env,
         description=f"{description}: file systems and the munge key (retained)",
     )
@@ -134,6 +136,7 @@ def _add_stacks(app: cdk.App, resolved: ResolvedCluster, node_files: NodeFiles) 
         subnet_id=network.network.subnet_id,
         nodes_security_group_id=network.security_groups.nodes.att("GroupId"),
         efa_security_group_id=network.security_groups.efa.att("GroupId"),
+        head_security_group_id=network.head_security_group_id,
         env=env,
         description=f"{description}: head, login and compute nodes",
     ).add_stack_dependency(storage, "nodes mount the file systems at boot")

@@ -1,6 +1,6 @@
 """The preflight tests' AWS: moto for STS, EC2 describes, SSM and CloudFormation; a Stubber
-for capacity reservations and Service Quotas (moto lacks both), and the EC2 calls a test
-names in `Aws.ec2_stubbed`."""
+for capacity reservations, Service Quotas and RDS (moto lacks the first two and RDS's
+orderable options and account quotas), and the EC2 calls a test names in `Aws.ec2_stubbed`."""
 
 from __future__ import annotations
 
@@ -45,8 +45,10 @@ class Aws:
 
         self.ec2_stub = Stubber(fake("ec2"))
         self.quota_stub = Stubber(fake("service-quotas"))
+        self.rds_stub = Stubber(fake("rds"))
         self.ec2_stub.activate()
         self.quota_stub.activate()
+        self.rds_stub.activate()
         # EC2 calls answered by the Stubber; the rest go to moto.
         self.ec2_stubbed = {"describe_capacity_reservations"}
 
@@ -56,6 +58,8 @@ class Aws:
             return SplitClient(real, self.ec2_stub.client, self.ec2_stubbed)
         if service == "service-quotas":
             return self.quota_stub.client
+        if service == "rds":
+            return self.rds_stub.client
         return real
 
     def reservation(self, **changes: Any) -> None:
@@ -93,6 +97,7 @@ def aws(moto_aws: None, monkeypatch: pytest.MonkeyPatch):
     yield fake
     fake.ec2_stub.assert_no_pending_responses()
     fake.quota_stub.assert_no_pending_responses()
+    fake.rds_stub.assert_no_pending_responses()
 
 
 def account_ready(name: str = DLAMI_NAME, bootstrap_version: str = "21") -> None:

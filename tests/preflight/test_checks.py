@@ -102,6 +102,7 @@ def test_expired_credentials_fail_once_and_skip_the_rest(aws: Aws, monkeypatch: 
         "AMI",
         "CDK bootstrap",
         "network",
+        "accounting database",
     ]
 
 

@@ -184,6 +184,18 @@ def test_references_and_generated_secrets_are_not_findings():
                 "Other": {"Fn::Sub": "{{resolve:secretsmanager:${Secret}:SecretString:password}}"},
             },
         },
+        "Joined": {
+            "Type": "AWS::RDS::DBInstance",
+            "Properties": {
+                # What the CDK writes for a generated secret: the reference joined around its Ref.
+                "MasterUserPassword": {
+                    "Fn::Join": [
+                        "",
+                        ["{{resolve:secretsmanager:", {"Ref": "Secret"}, ":SecretString:password}}"],
+                    ]
+                },
+            },
+        },
         "Cluster": {
             "Type": "AWS::RDS::DBCluster",
             "Properties": {

@@ -38,6 +38,8 @@ class ClusterNetworkProps:
     cidr: ipaddress.IPv4Network
     public_subnet: ipaddress.IPv4Network
     node_subnet: ipaddress.IPv4Network
+    # (block, zone) of each subnet the accounting database's subnet group takes; () for none.
+    database_subnets: tuple[tuple[ipaddress.IPv4Network, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,8 @@ class ClusterNetwork(Construct):
     vpc_id: str
     subnet_id: str
     created_subnet: Resource | None
+    # The created database subnets (isolated: no route leaves the VPC), in props' order.
+    database_subnets: tuple[Resource, ...]
 
     def __init__(self, scope: Construct, id: str, props: ClusterNetworkProps) -> None:
         super().__init__(scope, id)
@@ -60,6 +64,7 @@ class ClusterNetwork(Construct):
             self.vpc_id = props.existing_vpc_id
             self.subnet_id = props.existing_subnet_id
             self.created_subnet = None
+            self.database_subnets = ()
             return
         vpc_scope = Construct(self, "Vpc")
         vpc_path = vpc_scope.node.path
@@ -105,6 +110,10 @@ class ClusterNetwork(Construct):
         self._flow_log(vpc_scope, vpc)
         self.subnet_id = nodes.subnet.ref_token
         self.created_subnet = nodes.subnet
+        self.database_subnets = tuple(
+            self._subnet(vpc_scope, vpc_path, f"database{index}", "Isolated", cidr, subnet_zone).subnet
+            for index, (cidr, subnet_zone) in enumerate(props.database_subnets, start=1)
+        )
 
     def _subnet(
         self,

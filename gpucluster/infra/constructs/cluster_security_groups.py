@@ -16,6 +16,15 @@ from gpucluster.infra.constructs.cfn import Resource, resource
 
 LUSTRE_PORTS = ((988, 988), (1018, 1023))
 NFS_PORT = 2049
+# What ec2.SecurityGroup writes for allowAllOutbound=false: a rule that matches no packet, so
+# CloudFormation adds no allow-all egress.
+NO_EGRESS: dict[str, str | int] = {
+    "CidrIp": "255.255.255.255/32",
+    "Description": "Disallow all traffic",
+    "FromPort": 252,
+    "IpProtocol": "icmp",
+    "ToPort": 86,
+}
 
 
 @dataclass(frozen=True)
@@ -24,21 +33,26 @@ class ClusterSecurityGroupsProps:
     vpc_id: str
     # FSx for Lustre with EFA: its servers and the nodes exchange all traffic.
     efa_lustre: bool = False
+    # The accounting database's port: a group for the head and one for the database that
+    # admits the head alone on it; None: no database.
+    database_port: int | None = None
 
 
 class ClusterSecurityGroups(Construct):
     nodes: Resource
     efa: Resource
     storage: Resource
+    head: Resource | None
+    database: Resource | None
 
     def __init__(self, scope: Construct, id: str, props: ClusterSecurityGroupsProps) -> None:
         super().__init__(scope, id)
         name = props.cluster
-        all_out = [
+        all_out: list[dict[str, str | int]] = [
             {"CidrIp": "0.0.0.0/0", "Description": "Package mirrors, AWS APIs, S3", "IpProtocol": "-1"}
         ]
 
-        def group(id: str, what: str, egress: list[dict[str, str]] | None) -> Resource:
+        def group(id: str, what: str, egress: list[dict[str, str | int]] | None) -> Resource:
             properties: dict[str, object] = {
                 "GroupDescription": f"gpucluster {name}: {what}",
                 "VpcId": props.vpc_id,
@@ -89,6 +103,23 @@ class ClusterSecurityGroups(Construct):
             # clients too, so the clients' group must admit them explicitly.
             self._all_traffic(
                 "NodesFromEfaLustre", self.nodes, self.storage, "EFA-enabled Lustre servers to clients"
+            )
+
+        self.head = self.database = None
+        if props.database_port is not None:
+            self.head = group("Head", "head node, the only client of the accounting database", None)
+            # No egress: a database never opens connections (the rule below matches nothing).
+            self.database = group(
+                "Database", "Slurm accounting database, from the head node only", [NO_EGRESS]
+            )
+            self._ingress(
+                "DatabaseFromHead",
+                self.database,
+                self.head,
+                "tcp",
+                "MariaDB from slurmdbd on the head node",
+                props.database_port,
+                props.database_port,
             )
 
     def _all_traffic(self, id: str, into: Resource, source: Resource, why: str) -> None:

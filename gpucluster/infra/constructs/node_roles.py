@@ -78,6 +78,8 @@ class NodeRolesProps:
     slurm_source_object_key: str
     # The node log group's ARN (GetAtt Arn, which ends in ":*" and so covers its streams).
     log_group_arn: str
+    # The accounting database's password secret, which the head alone reads; None: no database.
+    accounting_db_secret_name_pattern: str | None = None
 
 
 class NodeRoles(Construct):
@@ -90,12 +92,16 @@ class NodeRoles(Construct):
         super().__init__(scope, id)
         stack = cdk.Stack.of(self)
         prefix = props.parameter_prefix
-        secret_arn = stack.format_arn(
-            service="secretsmanager",
-            resource="secret",
-            resource_name=props.munge_secret_name_pattern,
-            arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
-        )
+
+        def secret_arn_matching(pattern: str) -> str:
+            return stack.format_arn(
+                service="secretsmanager",
+                resource="secret",
+                resource_name=pattern,
+                arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
+            )
+
+        secret_arn = secret_arn_matching(props.munge_secret_name_pattern)
         parameters_arn = stack.format_arn(
             service="ssm", resource="parameter", resource_name=prefix.lstrip("/") + "/*"
         )
@@ -156,6 +162,17 @@ class NodeRoles(Construct):
                     actions=["autoscaling:SetDesiredCapacity", "autoscaling:UpdateAutoScalingGroup"],
                     resource="*",
                     conditions={"StringEquals": cluster_tag},
+                ),
+                *(
+                    [
+                        Allow(
+                            sid="ReadAccountingDatabasePassword",
+                            actions=["secretsmanager:GetSecretValue"],
+                            resource=secret_arn_matching(props.accounting_db_secret_name_pattern),
+                        )
+                    ]
+                    if props.accounting_db_secret_name_pattern
+                    else []
                 ),
             ],
             "login": pull_images,

@@ -43,6 +43,7 @@ class ClusterStack(cdk.Stack):
         subnet_id: str,
         nodes_security_group_id: str,
         efa_security_group_id: str,
+        head_security_group_id: str | None = None,
         **kwargs: Any,  # cdk.StackProps keywords (env, description, ...)
     ) -> None:
         super().__init__(scope, id, **kwargs)
@@ -67,6 +68,7 @@ class ClusterStack(cdk.Stack):
                 retention_days=node_files.log_retention_days,
             ),
         )
+        database = resolved.accounting.database if resolved.accounting is not None else None
         roles = NodeRoles(
             self,
             "Roles",
@@ -76,6 +78,7 @@ class ClusterStack(cdk.Stack):
                 account=cfg.account,
                 parameter_prefix=named.parameter_prefix,
                 munge_secret_name_pattern=named.munge_secret_name_pattern,
+                accounting_db_secret_name_pattern=database.secret_name_pattern if database else None,
                 head_image_parameter=named.head_image_parameter,
                 role_name_prefix=named.role_name_prefix,
                 ecr_repository_arns=resolved.ecr_repository_arns,
@@ -104,7 +107,8 @@ class ClusterStack(cdk.Stack):
                 image_id=image_id,
                 subnet_id=subnet_id,
                 instance_profile_arn=roles.instance_profiles[role].att("Arn"),
-                security_group_ids=[nodes_security_group_id],
+                security_group_ids=[nodes_security_group_id]
+                + ([head_security_group_id] if role == "head" and head_security_group_id else []),
                 user_data=user_data,
                 cluster_tags=resolved.tags,
             )

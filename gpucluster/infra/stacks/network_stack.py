@@ -29,9 +29,11 @@ class NetworkStack(cdk.Stack):
                 cidr=network.cidr,
                 public_subnet=network.public_subnet,
                 node_subnet=network.node_subnet,
+                database_subnets=network.database_subnets,
             ),
         )
         fsx = resolved.config.storage.fsx_lustre
+        database = resolved.accounting.database if resolved.accounting is not None else None
         self.security_groups = ClusterSecurityGroups(
             self,
             "SecurityGroups",
@@ -39,6 +41,7 @@ class NetworkStack(cdk.Stack):
                 cluster=resolved.name,
                 vpc_id=self.network.vpc_id,
                 efa_lustre=fsx is not None and fsx.efa,
+                database_port=database.port if database is not None else None,
             ),
         )
         # FSx for Lustre takes its subnet and security group from here; a new
@@ -49,3 +52,18 @@ class NetworkStack(cdk.Stack):
         groups.efa.override_logical_id("EfaSecurityGroup")
         if self.network.created_subnet is not None:
             self.network.created_subnet.override_logical_id("NodeSubnet")
+        # The database's subnet group and security group hold it in place the same way.
+        self.head_security_group_id: str | None = None
+        self.database_security_group_id: str | None = None
+        if groups.head is not None and groups.database is not None:
+            groups.head.override_logical_id("HeadSecurityGroup")
+            groups.database.override_logical_id("DatabaseSecurityGroup")
+            self.head_security_group_id = groups.head.att("GroupId")
+            self.database_security_group_id = groups.database.att("GroupId")
+        for index, subnet in enumerate(self.network.database_subnets, start=1):
+            subnet.override_logical_id(f"DatabaseSubnet{index}")
+        # The database's two subnets: those created here, else those accounting.database lists.
+        listed = database.existing_subnet_ids if database is not None else None
+        self.database_subnet_ids: tuple[str, ...] = listed or tuple(
+            subnet.ref_token for subnet in self.network.database_subnets
+        )

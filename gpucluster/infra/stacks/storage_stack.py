@@ -1,4 +1,5 @@
-"""Storage (stateful): FSx for Lustre, EFS for /home and Slurm state, the munge key.
+"""Storage (stateful): FSx for Lustre, EFS for /home and Slurm state, the munge key, and
+Slurm accounting's database when the cluster creates one.
 
 Every resource here is retained on delete and on replacement, and the stack has
 termination protection: a cluster can be torn down and rebuilt around it.
@@ -11,6 +12,7 @@ from typing import Any
 import aws_cdk as cdk
 from constructs import Construct
 
+from gpucluster.infra.constructs.accounting_database import AccountingDatabase, AccountingDatabaseProps
 from gpucluster.infra.constructs.cfn import string_parameter
 from gpucluster.infra.constructs.fsx_lustre import FsxLustre, FsxLustreProps
 from gpucluster.infra.constructs.munge_key import MungeKey, MungeKeyProps
@@ -27,6 +29,8 @@ class StorageStack(cdk.Stack):
         resolved: ResolvedCluster,
         subnet_id: str,
         storage_security_group_id: str,
+        database_subnet_ids: tuple[str, ...] = (),
+        database_security_group_id: str | None = None,
         **kwargs: Any,  # cdk.StackProps keywords (env, description, ...)
     ) -> None:
         super().__init__(scope, id, termination_protection=True, **kwargs)
@@ -68,6 +72,39 @@ class StorageStack(cdk.Stack):
         self.munge_key.secret.override_logical_id("MungeKeySecret")
         # Ref of a secret is its ARN; nodes read it here instead of guessing the name.
         facts["munge_secret_arn"] = self.munge_key.secret.ref_token
+        database = resolved.accounting.database if resolved.accounting is not None else None
+        if database is not None and database_security_group_id is not None:
+            self.database = AccountingDatabase(
+                self,
+                "AccountingDatabase",
+                AccountingDatabaseProps(
+                    identifier_prefix=database.identifier_prefix,
+                    secret_name_prefix=database.secret_name_prefix,
+                    user=database.user,
+                    database_name=database.database_name,
+                    port=database.port,
+                    engine=database.engine,
+                    engine_version=database.engine_version,
+                    parameter_family=database.parameter_family,
+                    instance_class=database.config.instance_class,
+                    storage_gib=database.config.storage_gib,
+                    backup_retention_days=database.config.backup_retention_days,
+                    availability_zone=database.availability_zone,
+                    subnet_ids=database_subnet_ids,
+                    security_group_id=database_security_group_id,
+                ),
+            )
+            # Pinned like the file systems: a new logical ID would replace the database.
+            for part, logical in (
+                (self.database.instance, "AccountingDatabase"),
+                (self.database.secret, "AccountingDatabaseSecret"),
+                (self.database.subnet_group, "AccountingDatabaseSubnets"),
+                (self.database.parameter_group, "AccountingDatabaseParameters"),
+            ):
+                part.override_logical_id(logical)
+            facts["accounting_db_host"] = self.database.instance.att("Endpoint.Address")
+            facts["accounting_db_port"] = self.database.instance.att("Endpoint.Port")
+            facts["accounting_db_secret_arn"] = self.database.secret.ref_token
         for fact, value in facts.items():
             string_parameter(
                 self,

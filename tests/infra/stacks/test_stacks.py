@@ -15,7 +15,12 @@ from gpucluster.node_files import BUNDLE_URL_SLOT, LOG_GROUP_SLOT
 from tests.conftest import EXAMPLE_NAMES, REPO, resources_of
 from tests.infra.stacks.stack_templates import asg_for, launch_template_for, stack
 
-STATEFUL_TYPES = ("AWS::FSx::FileSystem", "AWS::EFS::FileSystem", "AWS::SecretsManager::Secret")
+STATEFUL_TYPES = (
+    "AWS::FSx::FileSystem",
+    "AWS::EFS::FileSystem",
+    "AWS::SecretsManager::Secret",
+    "AWS::RDS::DBInstance",
+)
 
 
 def test_three_stacks_per_example(synthesized, example_configs):
@@ -127,6 +132,9 @@ def test_nodes_live_in_the_configured_availability_zone(synthesized, example_con
     subnets = resources_of(network, "AWS::EC2::Subnet")
     if cfg.network.vpc_id is None:
         assert subnets
+        # The accounting database's spare subnet is the one in another zone (test_accounting_stacks.py).
+        spare = subnets.pop("DatabaseSubnet2", None)
+        assert (spare is not None) == (cfg.accounting is not None)
         assert {s["Properties"]["AvailabilityZone"] for s in subnets.values()} == {cfg.availability_zone}
     else:
         assert not subnets
@@ -142,6 +150,9 @@ def test_stateful_resources_retained_with_pinned_logical_ids(synthesized, exampl
     expected = {"HomeFileSystem": "AWS::EFS::FileSystem", "MungeKeySecret": "AWS::SecretsManager::Secret"}
     if cfg.storage.fsx_lustre is not None:
         expected["LustreFileSystem"] = "AWS::FSx::FileSystem"
+    if cfg.accounting is not None and cfg.accounting.database is not None:
+        expected["AccountingDatabase"] = "AWS::RDS::DBInstance"
+        expected["AccountingDatabaseSecret"] = "AWS::SecretsManager::Secret"
     for logical, kind in expected.items():
         resource = storage["Resources"][logical]
         assert resource["Type"] == kind
