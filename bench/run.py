@@ -110,6 +110,7 @@ def report(
     console: Console, samples: dict[str, list[Sample]], outputs: dict[str, Path], configs: dict[str, Path]
 ) -> list[Check]:
     from gpucluster.config.loader import load_config
+    from gpucluster.synth.app import rendered
     from gpucluster.synth.summary import user_data_sizes
 
     checks: list[Check] = []
@@ -149,7 +150,8 @@ def report(
                 )
             )
         console.print(table)
-        sizes = user_data_sizes(load_config(configs[name]))
+        cfg = load_config(configs[name])
+        sizes = user_data_sizes(rendered(cfg)[1], cfg.account, cfg.region)
         table = Table(title=f"{name}: user-data bytes per role", title_justify="left")
         table.add_column("role")
         table.add_column("bytes", justify="right")

@@ -76,7 +76,34 @@ def munge_secret_name_prefix(cfg: ClusterConfig) -> str:
 
 def munge_secret_name_pattern(cfg: ClusterConfig) -> str:
     """IAM resource-name pattern of the secret: the stack suffix, then Secrets Manager's own."""
-    return munge_secret_name_prefix(cfg) + "?" * MUNGE_SECRET_SUFFIX_LENGTH + "-??????"
+    return _suffixed_secret_pattern(munge_secret_name_prefix(cfg))
+
+
+def _suffixed_secret_pattern(prefix: str) -> str:
+    return prefix + "?" * MUNGE_SECRET_SUFFIX_LENGTH + "-??????"
+
+
+# Slurm accounting's database (accounting.database), retained in the Storage stack like the
+# munge key, so its names take the same per-stack suffix.
+def accounting_db_secret_name_prefix(cfg: ClusterConfig) -> str:
+    """The database password's secret without its per-stack suffix; the head's role reads it."""
+    return f"gpucluster/{cfg.name}/accounting-db-"
+
+
+def accounting_db_secret_name_pattern(cfg: ClusterConfig) -> str:
+    return _suffixed_secret_pattern(accounting_db_secret_name_prefix(cfg))
+
+
+def accounting_db_identifier_prefix(cfg: ClusterConfig) -> str:
+    """The RDS instance's identifier without its per-stack suffix (63 characters at most, no
+    two hyphens in a row: the config refuses a cluster name that would break either)."""
+    return f"gpucluster-{cfg.name}-accounting-"
+
+
+# The MariaDB user slurmdbd connects as (StorageUser; the instance's master user) and its
+# database (StorageLoc: slurmdbd's default name).
+ACCOUNTING_DB_USER = "slurm"
+ACCOUNTING_DB_NAME = "slurm_acct_db"
 
 
 def log_agent_config_parameter(cfg: ClusterConfig) -> str:
@@ -120,7 +147,16 @@ def cdk_assets_bucket(account: str, region: str) -> str:
     return f"cdk-hnb659fds-assets-{account}-{region}"
 
 
-STORAGE_FACTS = ("efs_id", "fsx_dns_name", "fsx_mount_name", "munge_secret_arn")
+# accounting_db_*: the database's address, port and password secret, only with accounting.database.
+STORAGE_FACTS = (
+    "efs_id",
+    "fsx_dns_name",
+    "fsx_mount_name",
+    "munge_secret_arn",
+    "accounting_db_host",
+    "accounting_db_port",
+    "accounting_db_secret_arn",
+)
 
 
 def storage_parameter_path(cfg: ClusterConfig) -> str:

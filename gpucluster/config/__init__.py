@@ -2,12 +2,14 @@
 
 Every other module receives a `ClusterConfig`; none re-checks what is checked here.
 Field names are the public contract (README, Configuration reference). One module per
-section of the file (network, image, nodes, capacity, storage, software, validation), the
-root in `cluster`, the one YAML reader in `loader` and `yaml_input`; the AWS rules the
-sections enforce live beside them (`fsx_rules`, `capacity_block_rules`, `placement_rules`,
-`mount_points`).
+section of the file (network, image, nodes, capacity, storage, software, validation,
+accounting and its accounting_database), the root in `cluster`, the one YAML reader in
+`loader` and `yaml_input`; the AWS rules the sections enforce live beside them (`fsx_rules`,
+`capacity_block_rules`, `placement_rules`, `mount_points`).
 """
 
+from gpucluster.config.accounting import AccountConfig, AccountingConfig, QosConfig
+from gpucluster.config.accounting_database import DatabaseConfig
 from gpucluster.config.capacity import (
     CAPACITY_BLOCK_END_UTC,
     CAPACITY_BLOCK_SIZES,
@@ -39,10 +41,13 @@ __all__ = [
     "DEFAULT_TIME_MINUTES",
     "DLAMI_UBUNTU_2404",
     "RESERVED_GROUP_NAMES",
+    "AccountConfig",
+    "AccountingConfig",
     "Capacity",
     "CapacityBlockCapacity",
     "ClusterConfig",
     "ComputeGroupConfig",
+    "DatabaseConfig",
     "FsxLustreConfig",
     "HeadNodeConfig",
     "ImageConfig",
@@ -50,6 +55,7 @@ __all__ = [
     "NetworkConfig",
     "OdcrCapacity",
     "OnDemandCapacity",
+    "QosConfig",
     "SoftwareConfig",
     "StorageConfig",
     "StrictModel",

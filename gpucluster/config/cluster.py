@@ -9,6 +9,8 @@ from pydantic import Field, field_validator, model_validator
 
 from gpucluster.agents.cluster_names import CLUSTER_NAME
 from gpucluster.config import subnet_addresses
+from gpucluster.config.accounting import AccountingConfig
+from gpucluster.config.accounting_database import placement_problem
 from gpucluster.config.fields import StrictModel, fail, fail_at, matching
 from gpucluster.config.image import ImageConfig
 from gpucluster.config.network import NetworkConfig
@@ -45,6 +47,10 @@ class ClusterConfig(StrictModel):
     storage: StorageConfig = Field(default_factory=StorageConfig)
     software: SoftwareConfig = Field(default_factory=SoftwareConfig)
     validation: ValidationConfig = Field(default_factory=ValidationConfig)
+    accounting: AccountingConfig | None = Field(
+        default=None,
+        description="Slurm accounting (slurmdbd, sacct, accounts, QOS, fair share); null: off.",
+    )
     tags: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("name")
@@ -108,6 +114,7 @@ class ClusterConfig(StrictModel):
                         "storage.fsx_lustre.efa",
                         f"EFA-enabled FSx needs EFA clients, but group {group.name} has efa: false",
                     )
+        self._accounting_placement()
         problem = subnet_addresses.created_subnet_problem(self)
         if problem:
             raise fail_at("network.cidr", problem)
@@ -119,6 +126,21 @@ class ClusterConfig(StrictModel):
                 "set software.image_dir (e.g. /home/images) or add storage.fsx_lustre",
             )
         return self
+
+    def _accounting_placement(self) -> None:
+        database = None if self.accounting is None else self.accounting.database
+        if database is None:
+            return
+        found = placement_problem(
+            database,
+            cluster=self.name,
+            region=self.region,
+            availability_zone=self.availability_zone,
+            existing_vpc=self.network.vpc_id is not None,
+        )
+        if found:
+            field, message = found
+            raise fail_at(field, message)
 
     def warnings(self) -> list[str]:
         """Legal but risky choices: printed by `validate` and `synth`, never fatal."""

@@ -2,10 +2,20 @@
 by `resolve`. Both renderers (the node files and the infrastructure) read this object
 instead of deriving names, layouts or releases from the config themselves."""
 
+from gpucluster.resolved.accounting import ResolvedAccounting, ResolvedDatabase
 from gpucluster.resolved.cluster import ResolvedCluster, resolve
 from gpucluster.resolved.groups import ResolvedGroup
 from gpucluster.resolved.names import ClusterNames
 from gpucluster.resolved.network import ResolvedNetwork
 from gpucluster.resolved.slurm import SlurmRelease
 
-__all__ = ["ClusterNames", "ResolvedCluster", "ResolvedGroup", "ResolvedNetwork", "SlurmRelease", "resolve"]
+__all__ = [
+    "ClusterNames",
+    "ResolvedAccounting",
+    "ResolvedCluster",
+    "ResolvedDatabase",
+    "ResolvedGroup",
+    "ResolvedNetwork",
+    "SlurmRelease",
+    "resolve",
+]

@@ -9,6 +9,7 @@ from types import MappingProxyType
 from gpucluster import names
 from gpucluster.config import ClusterConfig
 from gpucluster.config.ecr import parse_repository
+from gpucluster.resolved.accounting import ResolvedAccounting, resolve_accounting
 from gpucluster.resolved.groups import ResolvedGroup, resolve_group
 from gpucluster.resolved.names import ClusterNames, cluster_names
 from gpucluster.resolved.network import ResolvedNetwork, resolve_network
@@ -29,6 +30,8 @@ class ResolvedCluster:
     # The ECR repositories login and compute nodes may pull from, as sorted ARNs; None: every
     # repository of the cluster's account in its region (software.ecr_repositories unset).
     ecr_repository_arns: tuple[str, ...] | None
+    # Slurm accounting; None when `accounting` is off.
+    accounting: ResolvedAccounting | None
     # Every path gpucluster owns on a node.
     node: NodeLayout = NODE_LAYOUT
 
@@ -52,6 +55,7 @@ def resolve(cfg: ClusterConfig) -> ResolvedCluster:
         network=resolve_network(cfg),
         tags=MappingProxyType({**cfg.tags, names.CLUSTER_TAG: cfg.name}),
         ecr_repository_arns=_ecr_repository_arns(cfg),
+        accounting=resolve_accounting(cfg),
     )
 
 

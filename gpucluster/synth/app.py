@@ -35,6 +35,8 @@ if TYPE_CHECKING:  # imported lazily at run time: loading aws_cdk costs about a 
 class SynthResult:
     outdir: Path
     templates: dict[str, dict[str, Any]]
+    # What the stacks were built from: the summary measures it rather than render it again.
+    node_files: NodeFiles
     notes: tuple[str, ...] = ()  # stale files an earlier synth wrote, kept (gpucluster.output_files)
 
     def template_path(self, stack: str) -> Path:
@@ -47,16 +49,20 @@ def build_app(
     context: dict[str, Any] | None = None,
     source: str | Path = "<config>",
 ) -> cdk.App:
-    """The cluster's app. A config whose user-data cannot fit is bad input in `source`, the
-    config file. cdk-nag judges what it writes (synth_app)."""
+    """The cluster's app. cdk-nag judges what it writes (synth_app)."""
+    return _build_app(*rendered(cfg, source), outdir, context)
+
+
+def rendered(cfg: ClusterConfig, source: str | Path = "<config>") -> tuple[ResolvedCluster, NodeFiles]:
+    """The config resolved once and its node files rendered once. A config whose user-data
+    cannot fit is bad input in `source`, the config file."""
     resolved = resolve(cfg)
     try:
-        node_files = render_node_files(resolved)
+        return resolved, render_node_files(resolved)
     except UserDataTooLarge as exc:
         raise BadInput(
             source, "(user-data)", str(exc).rstrip("."), "shorten what the config puts into user-data"
         ) from None
-    return _build_app(resolved, node_files, outdir, context)
 
 
 def _build_app(
@@ -183,14 +189,20 @@ def synthesize(
     outdir = Path(outdir)
     refused = False
     with cdk_runtime(outdir, outdir_option), replacing(outdir, "synth", outdir_option) as output:
-        app = build_app(cfg, outdir=str(output.staging), context=cdk_context(), source=source)
+        resolved, node_files = rendered(cfg, source)
+        app = _build_app(resolved, node_files, str(output.staging), cdk_context())
         try:
             synth_app(app, nag=nag)
         except NagFindings:
             refused = True  # the templates and cdk-nag's report are written all the same
     if refused:
         raise NagFindings(outdir / REPORT)
-    return SynthResult(outdir=outdir, templates=written_templates(outdir), notes=tuple(output.notes()))
+    return SynthResult(
+        outdir=outdir,
+        templates=written_templates(outdir),
+        node_files=node_files,
+        notes=tuple(output.notes()),
+    )
 
 
 STACK_ARTIFACT = "aws:cloudformation:stack"

@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 from gpucluster import names
-from gpucluster.bootstrap.userdata import (
-    USER_DATA_LIMIT,
-    BundleRef,
-    archive_sha256,
-    bundle_archive,
-    render_bundle,
-    render_user_data,
-)
+from gpucluster.bootstrap.userdata import USER_DATA_LIMIT
 from gpucluster.config import ClusterConfig
 from gpucluster.efa import efa_count
-from gpucluster.resolved import resolve
+from gpucluster.node_files import NodeFiles, with_bundle_url
 from gpucluster.synth.app import SynthResult
 from gpucluster.tables import CliTable, table
 
@@ -21,20 +14,17 @@ TEMPLATE_RESOURCE_LIMIT = 500
 TEMPLATE_BYTES_LIMIT = 1_000_000
 
 
-def user_data_sizes(cfg: ClusterConfig) -> dict[str, int]:
-    """Bytes of each role's user-data, with a bundle URL as long as it resolves at deploy
-    time (the archive's sha256 stands in for the CDK's asset hash: both are 64 hex digits)."""
-    resolved = resolve(cfg)
-    digest = archive_sha256(bundle_archive(render_bundle(resolved)))
-    account = cfg.account or "123456789012"
-    bucket = names.cdk_assets_bucket(account, cfg.region)
-    bundle = BundleRef(url=f"s3://{bucket}/{names.bundle_object_key(digest)}", sha256=digest)
-    sizes = {
-        "head": len(render_user_data(resolved, "head", None).encode()),
-        "login": len(render_user_data(resolved, "login", bundle).encode()),
-    }
-    for group in resolved.groups:
-        sizes[f"compute/{group.name}"] = len(render_user_data(resolved, "compute", bundle, group).encode())
+def user_data_sizes(node_files: NodeFiles, account: str | None, region: str) -> dict[str, int]:
+    """Bytes of each role's user data as it deploys: the bundle's URL as long as it resolves
+    then (the archive's sha256 stands in for the CDK's asset hash: both are 64 hex digits).
+    Measured on the node files synth rendered, not on a second rendering."""
+    bucket = names.cdk_assets_bucket(account or "123456789012", region)
+    url = f"s3://{bucket}/{names.bundle_object_key(node_files.bundle_sha256)}"
+    sizes = {"head": len(node_files.head_user_data.encode())}
+    if node_files.login_user_data is not None:
+        sizes["login"] = len(with_bundle_url(node_files.login_user_data, url).encode())
+    for group, text in node_files.compute_user_data.items():
+        sizes[f"compute/{group}"] = len(with_bundle_url(text, url).encode())
     return sizes
 
 
@@ -74,6 +64,9 @@ def cluster_summary(cfg: ClusterConfig, result: SynthResult) -> list[CliTable]:
     userdata = table(
         f"user-data (budget {USER_DATA_LIMIT} bytes per role)",
         ("role", "bytes"),
-        [(role, f"{size:,}") for role, size in user_data_sizes(cfg).items()],
+        [
+            (role, f"{size:,}")
+            for role, size in user_data_sizes(result.node_files, cfg.account, cfg.region).items()
+        ],
     )
     return [stacks, groups, userdata]

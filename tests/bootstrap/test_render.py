@@ -16,6 +16,7 @@ from gpucluster.config.loader import load_config
 from gpucluster.names import LAUNCH_LIFECYCLE_HOOK
 from gpucluster.resolved import resolve
 from gpucluster.slurm.conf import node_local_files
+from gpucluster.synth.app import rendered
 from gpucluster.synth.summary import user_data_sizes
 from tests.shellcheck import SHELLCHECK
 from tests.slurm.conf_text import conf_line_of
@@ -97,7 +98,7 @@ def test_render_writes_bundle_and_user_data(cfg, tmp_path: Path) -> None:
 
 
 def test_user_data_stays_within_budget(cfg) -> None:
-    sizes = user_data_sizes(cfg)
+    sizes = user_data_sizes(rendered(cfg)[1], cfg.account, cfg.region)
     assert set(sizes) == {"head", "login", *(f"compute/{g.name}" for g in cfg.compute_groups)}
     for target, size in sizes.items():
         assert 0 < size <= USER_DATA_LIMIT, f"{target}: {size} bytes"

@@ -149,6 +149,15 @@ INVALID = {
     ),
     "time-minutes-seconds": (lambda d: group(d).update(default_time="1:30"), "compute_groups.0.default_time"),
     "time-not-slurm": (lambda d: group(d).update(max_time="2 days"), "compute_groups.0.max_time"),
+    # More accounting mistakes: tests/config/test_accounting.py.
+    "accounting-unknown-qos": (
+        setitem("accounting", {"database": {}, "accounts": [{"name": "team-a", "qos": ["fast"]}]}),
+        "accounting.accounts.0.qos",
+    ),
+    "accounting-database-and-external": (
+        setitem("accounting", {"database": {}, "external": "dbd.internal:6819"}),
+        "accounting.database",
+    ),
 }
 
 

@@ -12,7 +12,7 @@ import yaml
 from bench.large_config import LARGE_GROUPS, LARGE_NODES_PER_GROUP, large_config
 from gpucluster.bootstrap.userdata import USER_DATA_LIMIT
 from gpucluster.config import ClusterConfig
-from gpucluster.synth.app import synthesize
+from gpucluster.synth.app import rendered, synthesize
 from gpucluster.synth.summary import user_data_sizes
 from tests.conftest import REPO
 
@@ -35,4 +35,4 @@ def test_large_cluster_fits_every_template_limit(tmp_path):
         if r["Type"] == "AWS::AutoScaling::AutoScalingGroup"
     )
     assert sizes == [1] + [LARGE_NODES_PER_GROUP] * LARGE_GROUPS, "one login group and the 8 compute groups"
-    assert max(user_data_sizes(cfg).values()) <= USER_DATA_LIMIT
+    assert max(user_data_sizes(rendered(cfg)[1], cfg.account, cfg.region).values()) <= USER_DATA_LIMIT

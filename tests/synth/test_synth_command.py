@@ -9,9 +9,11 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
+from gpucluster.bootstrap import bundle
 from gpucluster.bootstrap.userdata import USER_DATA_LIMIT
 from gpucluster.cli import app
 from gpucluster.config import ClusterConfig
+from gpucluster.synth.app import rendered
 from gpucluster.synth.summary import user_data_sizes
 from tests.conftest import REPO
 
@@ -32,9 +34,22 @@ def test_synth_writes_three_templates_and_summarizes(tmp_path, monkeypatch):
         assert re.search(rf"{re.escape(role)}\s+│\s+[\d,]+", result.output)
 
 
+def test_synth_renders_the_bundle_once_for_the_stacks_and_the_summary(tmp_path, monkeypatch):
+    """One way through (issue 26): the summary measures the node files the stacks were built
+    from; it used to render the bundle and every user data again to size them."""
+    calls = []
+    real = bundle.bundle_files
+    monkeypatch.setattr(bundle, "bundle_files", lambda resolved: calls.append(1) or real(resolved))
+    out = tmp_path / "cdk.out"
+    result = CliRunner().invoke(app, ["synth", str(REPO / "examples/default.yaml"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert len(calls) == 1
+    assert re.search(r"compute/gpu\s+│\s+[\d,]+", result.output)
+
+
 def test_user_data_fits_the_budget_for_every_example(example_configs: dict[str, ClusterConfig]):
     for name, cfg in example_configs.items():
-        sizes = user_data_sizes(cfg)
+        sizes = user_data_sizes(rendered(cfg)[1], cfg.account, cfg.region)
         assert set(sizes) == {"head", "login", *(f"compute/{g.name}" for g in cfg.compute_groups)}
         for role, size in sizes.items():
             assert 0 < size <= USER_DATA_LIMIT, f"{name} {role}: {size} bytes"

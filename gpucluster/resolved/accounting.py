@@ -1,0 +1,100 @@
+"""Slurm accounting resolved: where slurmdbd runs, the database the Storage stack creates and the
+names the head reads it by, and the accounts and QOS the head applies with sacctmgr."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from gpucluster import names
+from gpucluster.config import ClusterConfig
+from gpucluster.config.accounting import AccountConfig, AccountingConfig, QosConfig
+from gpucluster.config.accounting_database import DatabaseConfig, second_zone
+
+# RDS for MariaDB's port.
+DATABASE_PORT = 3306
+
+
+@dataclass(frozen=True)
+class ResolvedDatabase:
+    """The RDS for MariaDB instance of `accounting.database`."""
+
+    config: DatabaseConfig
+    # Name formats (gpucluster.names); the Storage stack appends its per-stack suffix.
+    identifier_prefix: str
+    secret_name_prefix: str
+    secret_name_pattern: str
+    # slurmdbd's StorageUser and StorageLoc.
+    user: str
+    database_name: str
+    port: int
+    # The zone the instance runs in (the cluster's), and the subnet group's second zone: a
+    # created VPC's spare subnet (None with an existing VPC, whose two subnets are listed).
+    availability_zone: str
+    second_availability_zone: str | None
+    existing_subnet_ids: tuple[str, ...] | None
+    # The SSM parameters (under the storage facts' path) the Storage stack writes and the head reads.
+    host_parameter: str
+    port_parameter: str
+    secret_arn_parameter: str
+
+
+@dataclass(frozen=True)
+class ResolvedAccounting:
+    config: AccountingConfig
+    # The database the cluster creates, with slurmdbd on its head; None: an external slurmdbd.
+    database: ResolvedDatabase | None
+    # slurm.conf's AccountingStorageHost when slurmdbd is elsewhere (None: the head's own), and
+    # AccountingStoragePort either way.
+    external_host: str | None
+    slurmdbd_port: int
+    accounts: tuple[AccountConfig, ...]
+    qos: tuple[QosConfig, ...]
+    # account name -> its default QOS (the account's default_qos, else the first of its qos,
+    # else Slurm's `normal`); user -> default account (the first account that lists the user).
+    default_qos: Mapping[str, str]
+    default_accounts: Mapping[str, str]
+
+    @property
+    def users(self) -> tuple[str, ...]:
+        return tuple(self.default_accounts)
+
+
+def resolve_accounting(cfg: ClusterConfig) -> ResolvedAccounting | None:
+    accounting = cfg.accounting
+    if accounting is None:
+        return None
+    return ResolvedAccounting(
+        config=accounting,
+        database=None if accounting.database is None else _database(cfg, accounting.database),
+        external_host=accounting.external_host,
+        slurmdbd_port=accounting.external_port,
+        accounts=tuple(accounting.accounts),
+        qos=tuple(accounting.qos),
+        default_qos=MappingProxyType(
+            {account.name: account.resolved_default_qos for account in accounting.accounts}
+        ),
+        default_accounts=MappingProxyType(accounting.default_accounts()),
+    )
+
+
+def _database(cfg: ClusterConfig, database: DatabaseConfig) -> ResolvedDatabase:
+    existing = database.subnet_ids
+    return ResolvedDatabase(
+        config=database,
+        identifier_prefix=names.accounting_db_identifier_prefix(cfg),
+        secret_name_prefix=names.accounting_db_secret_name_prefix(cfg),
+        secret_name_pattern=names.accounting_db_secret_name_pattern(cfg),
+        user=names.ACCOUNTING_DB_USER,
+        database_name=names.ACCOUNTING_DB_NAME,
+        port=DATABASE_PORT,
+        availability_zone=cfg.availability_zone,
+        second_availability_zone=None
+        if existing is not None
+        else second_zone(cfg.region, cfg.availability_zone, database.second_availability_zone),
+        existing_subnet_ids=None if existing is None else tuple(existing),
+        host_parameter=names.storage_parameter(cfg, "accounting_db_host"),
+        port_parameter=names.storage_parameter(cfg, "accounting_db_port"),
+        secret_arn_parameter=names.storage_parameter(cfg, "accounting_db_secret_arn"),
+    )
