@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpucluster.agents.accounts import Account, DesiredState, Qos
 from gpucluster.rendering import render
+from gpucluster.resolved import ResolvedCluster
 
 TEMPLATE = "slurm/slurmdbd.conf.j2"
 # slurmdbd(8)'s and slurm.conf(5)'s default port for slurmdbd.
@@ -137,4 +139,50 @@ def render_slurmdbd_conf(
         auth_socket=auth_socket,
         storage_parameters=storage_parameters,
         jwt_lines=jwt_lines(settings, site),
+    )
+
+
+def accounting_settings(resolved: ResolvedCluster) -> AccountingSettings | None:
+    """What the controller's files say of the config's `accounting:`; None without it. The
+    REST API stays off: the config has no switch for it yet, nor the stacks a JWT key secret."""
+    accounting = resolved.accounting
+    if accounting is None:
+        return None
+    return AccountingSettings(
+        dbd_host=accounting.external_host,
+        dbd_port=accounting.slurmdbd_port,
+        database=accounting.database.database_name if accounting.database is not None else DATABASE,
+        fair_share=bool(accounting.accounts),
+    )
+
+
+def accounts_state(resolved: ResolvedCluster) -> DesiredState | None:
+    """The accounts, users and QOS the head applies with sacctmgr (gpucluster.agents.accounts)."""
+    accounting = resolved.accounting
+    if accounting is None:
+        return None
+    return DesiredState(
+        cluster=resolved.name,
+        qos=tuple(
+            Qos(
+                name=qos.name,
+                priority=qos.priority,
+                max_wall_minutes=qos.max_wall,
+                max_gpus_per_user=qos.max_gpus_per_user,
+                max_gpus_per_job=qos.max_gpus_per_job,
+                max_jobs_per_user=qos.max_jobs_per_user,
+            )
+            for qos in accounting.qos
+        ),
+        accounts=tuple(
+            Account(
+                name=account.name,
+                fairshare=account.fairshare,
+                qos=tuple(account.qos) or (accounting.default_qos[account.name],),
+                default_qos=accounting.default_qos[account.name],
+                users=tuple(account.users),
+            )
+            for account in accounting.accounts
+        ),
+        default_accounts=dict(accounting.default_accounts),
     )

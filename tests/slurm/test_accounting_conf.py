@@ -6,10 +6,18 @@ from __future__ import annotations
 
 import pytest
 
+from gpucluster.config import ClusterConfig
+from gpucluster.config.loader import load_config
 from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
-from gpucluster.slurm.accounting import AccountingSettings, AccountingSite
+from gpucluster.slurm.accounting import (
+    AccountingSettings,
+    AccountingSite,
+    accounting_settings,
+    accounts_state,
+)
 from gpucluster.slurm.conf import SlurmSite
+from tests.conftest import REPO
 from tests.slurm.conf_text import settings, single
 
 ACCOUNTING_KEYS = (
@@ -118,3 +126,30 @@ def test_the_site_places_the_daemons_files(example):
 def test_bad_settings_are_refused(field, value, message):
     with pytest.raises(ValueError, match=message):
         AccountingSettings(**{field: value})
+
+
+def test_the_configs_accounting_maps_to_the_files_and_the_agents_state():
+    """examples/mixed.yaml: a database of its own, two accounts sharing a user, two QOS."""
+    resolved = resolve(load_config(REPO / "examples" / "mixed.yaml"))
+    assert accounting_settings(resolved) == AccountingSettings(fair_share=True)
+    state = accounts_state(resolved)
+    assert state is not None and state.cluster == resolved.name
+    assert [(qos.name, qos.max_wall_minutes, qos.max_gpus_per_user) for qos in state.qos] == [
+        ("train", 7 * 24 * 60, 64),
+        ("dev", 8 * 60, 8),
+    ]
+    research, product = state.accounts
+    assert (research.fairshare, research.qos, research.default_qos) == (3, ("train", "dev"), "dev")
+    assert product.users == ("carol", "alice")
+    assert state.default_accounts == {"alice": "research", "bob": "research", "carol": "product"}
+
+
+def test_an_external_slurmdbd_is_where_records_go(example):
+    raw = {**example.model_dump(mode="json"), "accounting": {"external": "dbd.shared.example:7031"}}
+    resolved = resolve(ClusterConfig.model_validate(raw))
+    assert accounting_settings(resolved) == AccountingSettings(dbd_host="dbd.shared.example", dbd_port=7031)
+
+
+def test_no_accounting_no_settings(example):
+    assert accounting_settings(resolve(example)) is None or example.accounting is not None
+    assert (accounts_state(resolve(example)) is None) == (example.accounting is None)
