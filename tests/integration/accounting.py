@@ -1,20 +1,31 @@
 """Accounting of the session cluster, for real: MariaDB, slurmdbd with the rendered
-slurmdbd.conf, the cluster and its accounts registered, and slurmrestd with JWT.
+slurmdbd.conf, the cluster and its accounts applied by the head's agent
+(gpucluster.agents.accounts), and slurmrestd with JWT.
 
-The suite's cluster renders with `SUITE_ACCOUNTING` (fair share and the REST API on), so
-every real-Slurm test runs under AccountingStorageEnforce as a deployed cluster with
-accounting does: root is in the root account Slurm makes for each cluster, `nobody` in
-SUITE_ACCOUNT, and OUTSIDER in none."""
+The suite's cluster is the example with `accounting:` on (`with_suite_accounting`) and the
+REST API, so every real-Slurm test runs under AccountingStorageEnforce as a deployed
+cluster with accounting does: root is in the root account Slurm makes for each cluster,
+ACCOUNT_USER in SUITE_ACCOUNT, and OUTSIDER in none."""
 
 from __future__ import annotations
 
+import dataclasses
 import pwd
 import secrets
-import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpucluster.slurm.accounting import AccountingSettings, AccountingSite
+from gpucluster.agents import accounts
+from gpucluster.agents.scontrol import CommandResult
+from gpucluster.config import ClusterConfig
+from gpucluster.resolved import resolve
+from gpucluster.slurm.accounting import (
+    AccountingSettings,
+    AccountingSite,
+    accounting_settings,
+    accounts_state,
+)
 from tests.integration.accounting_daemons import (
     ACCOUNT_USER,
     RESTD_USER,
@@ -28,7 +39,8 @@ from tests.integration.host import Teardown, require_free_port, run
 from tests.integration.installs import SlurmInstall
 from tests.integration.network import CONTROLLER_IP
 
-SUITE_ACCOUNTING = AccountingSettings(fair_share=True, rest_api=True)
+# A QOS whose limits no suite job reaches: the suite's account names it, the agent creates it.
+SUITE_QOS = "suite"
 REST_URL = f"http://{CONTROLLER_IP}:{SLURMRESTD_PORT}"
 # slurmctld writes its associations' usage here when it stops and every 5 minutes
 # (PERIODIC_CHECKPOINT); once the cluster is known, a start without it is fatal ("No Assoc
@@ -36,11 +48,30 @@ REST_URL = f"http://{CONTROLLER_IP}:{SLURMRESTD_PORT}"
 ASSOC_USAGE = "assoc_usage"
 
 
+def with_suite_accounting(cfg: ClusterConfig) -> ClusterConfig:
+    """`cfg` with a database of its own, SUITE_ACCOUNT (ACCOUNT_USER in it) and SUITE_QOS."""
+    accounting = {
+        "database": {},
+        "qos": [{"name": SUITE_QOS, "max_gpus_per_user": 16}],
+        "accounts": [
+            {"name": SUITE_ACCOUNT, "users": [ACCOUNT_USER], "fairshare": 2, "qos": ["normal", SUITE_QOS]}
+        ],
+    }
+    return ClusterConfig.model_validate({**cfg.model_dump(mode="json"), "accounting": accounting})
+
+
+def suite_settings(cfg: ClusterConfig) -> AccountingSettings:
+    """What the config renders, and the REST API, which the config has no switch for yet."""
+    settings = accounting_settings(resolve(cfg))
+    assert settings is not None, "the suite's config has accounting on"
+    return dataclasses.replace(settings, rest_api=True)
+
+
 @dataclass
 class SuiteAccounting:
     """Started before slurmctld (which registers with slurmdbd at start), stopped after it."""
 
-    cluster_name: str
+    cfg: ClusterConfig
     root: Path
     site: AccountingSite
     install: SlurmInstall
@@ -61,20 +92,41 @@ class SuiteAccounting:
         )
 
     def start(self) -> None:
-        """The database, the secrets the head writes at boot, slurmdbd, the cluster and its
-        accounts; slurmctld's files must be written already (slurmdbd.conf among them)."""
+        """The database, the secrets the head writes at boot, slurmdbd and the cluster, as the
+        head's bootstrap registers it; slurmctld's files must be written already."""
         self.mariadb.start()
         write_secret_file(Path(self.site.storage_conf), self.mariadb.storage_conf().encode())
         write_secret_file(Path(self.site.jwt_key), secrets.token_bytes(32))
         require_free_port(self.site.slurmdbd_port)
         self.teardown.push("slurmdbd", self.slurmdbd.stop)
         self.slurmdbd.start()
-        self.sacctmgr("add", "cluster", self.cluster_name)
-        self.sacctmgr("add", "account", SUITE_ACCOUNT, "fairshare=2", f"cluster={self.cluster_name}")
-        self.sacctmgr("add", "user", ACCOUNT_USER, f"account={SUITE_ACCOUNT}", f"cluster={self.cluster_name}")
+        self.sacctmgr("add", "cluster", self.cfg.name)
 
-    def sacctmgr(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        return run(*self.install.command(["sacctmgr", "-i", *args]), env=self.env, check=check, timeout=60)
+    def apply_accounts(self) -> None:
+        """The head's agent applies the config's accounts once slurmctld has registered."""
+        assert self.apply(self.state), "a new database gets the cluster's account, user and QOS"
+
+    @property
+    def state(self) -> accounts.DesiredState:
+        state = accounts_state(resolve(self.cfg))
+        assert state is not None, "the suite's config has accounting on"
+        return state
+
+    def apply(self, state: accounts.DesiredState) -> bool:
+        """The head's agent, run against this slurmdbd; whether it changed anything."""
+        return accounts.apply(state, self.run_command)
+
+    def run_command(self, argv: Sequence[str]) -> CommandResult:
+        result = run(*self.install.command(argv), env=self.env, check=False, timeout=60)
+        return CommandResult(tuple(argv), result.returncode, result.stdout, result.stderr)
+
+    def sacctmgr(self, *args: str) -> None:
+        run(*self.install.command(["sacctmgr", "-i", *args]), env=self.env, timeout=60)
+
+    def sacctmgr_show(self, *args: str) -> list[str]:
+        return run(
+            *self.install.command(["sacctmgr", "-n", "-P", "show", *args]), env=self.env
+        ).stdout.splitlines()
 
     def _dbd_answers(self) -> bool:
         return (

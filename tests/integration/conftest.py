@@ -21,7 +21,7 @@ import pytest
 from gpucluster.config.loader import load_config
 from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
-from tests.integration.accounting import ASSOC_USAGE, SUITE_ACCOUNTING, SuiteAccounting
+from tests.integration.accounting import ASSOC_USAGE, SuiteAccounting, suite_settings, with_suite_accounting
 from tests.integration.cluster import SLURM_CONF_LINK, SlurmCluster
 from tests.integration.containers import install_enroot
 from tests.integration.daemons import Munge
@@ -113,7 +113,7 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
     # plugstack.conf marks Pyxis required, as in production: slurmd and srun need it built,
     # against this install's Slurm.
     pyxis_build = build_pyxis(slurm_install)
-    cfg = load_config(EXAMPLE)
+    cfg = with_suite_accounting(load_config(EXAMPLE))
     assert cfg.software.slurm == slurm_install.release, "the example renders for the release the suite runs"
     group = cfg.compute_groups[0]
     # Short path: slurmstepd's Unix sockets live under the spool directory.
@@ -139,10 +139,10 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
         install=slurm_install,
         pyxis_build=pyxis_build,
         munge=munge,
-        accounting=SUITE_ACCOUNTING,
+        accounting=suite_settings(cfg),
     )
     accounting = SuiteAccounting(
-        cluster_name=cfg.name,
+        cfg=cfg,
         root=root,
         site=cluster.site.accounting,
         install=slurm_install,
@@ -171,6 +171,7 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
         if not (Path(cluster.site.state_save_location) / ASSOC_USAGE).exists():
             cluster.stop_controller(hard=False)
             cluster.start_controller()
+        accounting.apply_accounts()
         line = conf_line_of(cfg, group)
         for index, instance_id in NODE_INSTANCES.items():
             node = cluster.add_node(index, instance_id)

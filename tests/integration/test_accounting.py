@@ -4,11 +4,13 @@ slurmctld restarts."""
 
 from __future__ import annotations
 
+import dataclasses
 import pwd
 import re
 
 import pytest
 
+from gpucluster.agents.accounts import Account, Qos
 from tests.integration.accounting import SuiteAccounting
 from tests.integration.accounting_daemons import ACCOUNT_USER, OUTSIDER, SUITE_ACCOUNT
 from tests.integration.cluster import SlurmCluster
@@ -21,6 +23,8 @@ JOB_TIMEOUT = 60
 # agent retries and drains its queue on reconnection.
 RECORD_TIMEOUT = 60
 SACCT_FIELDS = "JobID,User,Account,State,ElapsedRaw,AllocTRES"
+# A system user no suite account lists, for the agent's test.
+EXTRA_USER = "sys"
 
 
 def as_user(name: str) -> list[str]:
@@ -137,3 +141,37 @@ def test_records_survive_a_controller_restart(cluster: SlurmCluster):
     after = submit_as(cluster, ACCOUNT_USER, "--wrap=true").stdout.strip()
     cluster.wait_job_state(after, {"COMPLETED"}, JOB_TIMEOUT)
     assert wait_completed_records(cluster, [after])[after]["Account"] == SUITE_ACCOUNT
+
+
+def test_the_heads_accounts_agent_is_idempotent_and_removes_what_the_config_dropped(
+    slurm_accounting: SuiteAccounting,
+):
+    """gpucluster.agents.accounts on the real slurmdbd: the state it applied at start needs
+    nothing more; an account, user and QOS added to the config appear, and go once the
+    config drops them again; an account an administrator made by hand stays."""
+    state = slurm_accounting.state
+    assert not slurm_accounting.apply(state)
+    cluster = state.cluster
+    slurm_accounting.run_command(["sacctmgr", "-i", "add", "account", "by-hand", f"cluster={cluster}"])
+    grown = dataclasses.replace(
+        state,
+        qos=(*state.qos, Qos(name="extra", max_jobs_per_user=2)),
+        accounts=(*state.accounts, Account("team-b", 1, ("extra",), "extra", (EXTRA_USER,))),
+        default_accounts={**state.default_accounts, EXTRA_USER: "team-b"},
+    )
+    try:
+        assert slurm_accounting.apply(grown)
+        assert f"team-b|{EXTRA_USER}|extra" in associations(slurm_accounting, cluster)
+        assert "extra|2" in slurm_accounting.sacctmgr_show("qos", "format=name,maxjobspu")
+        assert not slurm_accounting.apply(grown)
+    finally:
+        slurm_accounting.apply(state)
+    left = associations(slurm_accounting, cluster)
+    assert not [row for row in left if row.startswith("team-b|") or f"|{EXTRA_USER}|" in row], left
+    assert "by-hand||normal" in left, "an account gpucluster did not make is never removed"
+    assert "extra" not in {row.split("|")[0] for row in slurm_accounting.sacctmgr_show("qos", "format=name")}
+    slurm_accounting.run_command(["sacctmgr", "-i", "delete", "account", "by-hand", f"cluster={cluster}"])
+
+
+def associations(slurm_accounting: SuiteAccounting, cluster: str) -> list[str]:
+    return slurm_accounting.sacctmgr_show("association", f"cluster={cluster}", "format=account,user,qos")
