@@ -13,11 +13,10 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from gpucluster.config.accounting_database import DatabaseConfig
-from gpucluster.config.fields import StrictModel, fail, fail_at, matching
-from gpucluster.config.slurm_time import SlurmTimeError, parse_minutes
+from gpucluster.config.fields import StrictModel, fail, fail_at, matching, slurm_minutes
 
 SLURM_NAME = r"[a-z][a-z0-9_-]{0,63}"
 SlurmName = Annotated[
@@ -71,15 +70,7 @@ class QosConfig(StrictModel):
         default=None, ge=1, description="Jobs one user may have running at once (MaxJobsPerUser)."
     )
 
-    @field_validator("max_wall", mode="before")
-    @classmethod
-    def _slurm_time(cls, value: object, info: ValidationInfo) -> object:
-        if value is None:
-            return value
-        try:
-            return parse_minutes(value, str(info.field_name))
-        except SlurmTimeError as error:
-            raise fail("time", str(error)) from None
+    _slurm_time = field_validator("max_wall", mode="before")(slurm_minutes)
 
     @model_validator(mode="after")
     def _limits_agree(self) -> QosConfig:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Strict
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Strict, ValidationInfo
 from pydantic_core import PydanticCustomError
 
+from gpucluster.config.slurm_time import SlurmTimeError, parse_minutes
 from gpucluster.config.type_errors import given
 
 
@@ -108,3 +109,14 @@ def _pgp_fingerprint(value: str) -> str:
 
 
 PgpFingerprint = Annotated[str, AfterValidator(_pgp_fingerprint)]
+
+
+def slurm_minutes(value: object, info: ValidationInfo) -> object:
+    """A `mode="before"` validator of a Slurm time limit (gpucluster.config.slurm_time): whole
+    minutes, or None left as it is. Shared: `field_validator(NAMES, mode="before")(slurm_minutes)`."""
+    if value is None:
+        return value
+    try:
+        return parse_minutes(value, str(info.field_name))
+    except SlurmTimeError as error:
+        raise fail("time", str(error)) from None

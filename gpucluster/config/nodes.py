@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, PositiveInt, ValidationInfo, field_validator, model_validator
+from pydantic import Field, PositiveInt, field_validator, model_validator
 
 from gpucluster.agents.cluster_names import GROUP_NAME
 from gpucluster.catalog import InstanceType, load_catalog
@@ -16,8 +16,8 @@ from gpucluster.config.capacity import (
     OdcrCapacity,
     OnDemandCapacity,
 )
-from gpucluster.config.fields import InstanceTypeName, StrictModel, fail, fail_at, matching
-from gpucluster.config.slurm_time import MINUTES_PER_DAY, SlurmTimeError, format_minutes, parse_minutes
+from gpucluster.config.fields import InstanceTypeName, StrictModel, fail, fail_at, matching, slurm_minutes
+from gpucluster.config.slurm_time import MINUTES_PER_DAY, format_minutes
 
 # The name becomes a Slurm partition, a node-name prefix and a node feature.
 GroupName = Annotated[
@@ -86,15 +86,7 @@ class ComputeGroupConfig(StrictModel):
             )
         return value
 
-    @field_validator("default_time", "max_time", mode="before")
-    @classmethod
-    def _slurm_time(cls, value: object, info: ValidationInfo) -> object:
-        if value is None:
-            return value
-        try:
-            return parse_minutes(value, str(info.field_name))
-        except SlurmTimeError as error:
-            raise fail("time", str(error)) from None
+    _slurm_time = field_validator("default_time", "max_time", mode="before")(slurm_minutes)
 
     @field_validator("placement_group", mode="before")
     @classmethod
