@@ -39,6 +39,11 @@ MUNGE_SECRET_ARN = (
 # The fingerprint of the FSx Lustre repository key the harness serves, unless a Node says otherwise.
 LUSTRE_KEY_FINGERPRINT = "0123456789ABCDEF0123456789ABCDEF01234567"
 MUNGE_SECRET = "Zq7" + "x" * 40 + "MUNGEKEYSENTINEL" + "y" * 60
+DB_SECRET_ARN = (
+    "arn:aws:secretsmanager:{region}:123456789012:secret:gpucluster/{name}/accounting-db-0123456789ab-AbCdEf"
+)
+DB_PASSWORD = "Pw4DbPASSWORDSENTINEL0123456789"
+DB_HOST = "gpucluster-demo-accounting-0123.cabcdefghijk.us-east-2.rds.amazonaws.com"
 
 # Packages the Deep Learning AMI ships that the kernel pin holds.
 IMAGE_PACKAGES = {
@@ -117,6 +122,8 @@ class Node:
             (self.root / path).write_text(text)
         self.secret_file = self.workdir / "munge-secret"
         self.secret_file.write_text(MUNGE_SECRET)
+        self.db_secret_file = self.workdir / "db-secret"
+        self.db_secret_file.write_text(f'{{"username": "slurm", "password": "{DB_PASSWORD}"}}')
         self._write_stubs()
         self._write_fixtures()
         self._write_parameters()
@@ -180,6 +187,15 @@ class Node:
                 f"{prefix}/fsx_dns_name\tfs-0fedcba9876543210.fsx.{self.cfg.region}.amazonaws.com",
                 f"{prefix}/fsx_mount_name\tabcdefgh",
             ]
+        database = resolve(self.cfg).accounting
+        if database is not None and database.database is not None:
+            db = database.database
+            db_secret = DB_SECRET_ARN.format(region=self.cfg.region, name=self.cfg.name)
+            lines += [
+                f"{db.host_parameter}\t{DB_HOST}",
+                f"{db.port_parameter}\t{db.port}",
+                f"{db.secret_arn_parameter}\t{db_secret}",
+            ]
         (self.state / "ssm").write_text("\n".join(lines) + "\n")
 
     def _write_efa_devices(self) -> None:
@@ -219,6 +235,9 @@ class Node:
             "SIM_FIXTURES": str(self.fixtures),
             "SIM_SECRET_FILE": str(self.secret_file),
             "SIM_SECRET_ARN": MUNGE_SECRET_ARN.format(region=self.cfg.region, name=self.cfg.name),
+            "SIM_DB_SECRET_ARN": DB_SECRET_ARN.format(region=self.cfg.region, name=self.cfg.name),
+            "SIM_DB_SECRET_FILE": str(self.db_secret_file),
+            "SIM_ASSOC_USAGE": f"{self.root}{self.site.state_save_location}/assoc_usage",
             "SIM_LOG_AGENT_CONFIG": names.log_agent_config_parameter(self.cfg),
             "SIM_KERNEL": self.kernel,
             "SIM_GPUS": str(self.gpus),

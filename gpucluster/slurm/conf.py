@@ -237,9 +237,11 @@ def render_slurm_files(
     site: SlurmSite = SlurmSite(),
     accounting_settings: AccountingSettings | None = None,
 ) -> SlurmFiles:
-    """The controller's files; with `accounting_settings`, slurm.conf sends job records to
-    slurmdbd and the head's slurmdbd.conf comes along when the head runs one."""
+    """The controller's files. With the config's `accounting:` (or `accounting_settings`,
+    which replaces what it says), slurm.conf sends job records to slurmdbd, and the head's
+    slurmdbd.conf comes along when the head runs one."""
     addr = controller_addr(resolved, site)
+    accounting_settings = accounting_settings or accounting.accounting_settings(resolved)
     values = {
         "cfg": resolved.config,
         "site": site,

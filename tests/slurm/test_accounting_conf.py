@@ -32,12 +32,13 @@ ACCOUNTING_KEYS = (
 )
 
 
-def test_a_cluster_without_accounting_renders_none(example):
+def test_only_a_config_with_accounting_renders_it(example):
     files = slurm_conf.render_slurm_files(resolve(example))
     conf = settings(files.slurm_conf)
-    assert not [key for key in ACCOUNTING_KEYS if key in conf]
-    assert files.slurmdbd_conf is None
-    assert not any(path.endswith("slurmdbd.conf") for path in files.by_path(SlurmSite()))
+    accounting_on = example.accounting is not None
+    assert bool([key for key in ACCOUNTING_KEYS if key in conf]) == accounting_on
+    assert (files.slurmdbd_conf is not None) == accounting_on
+    assert any(path.endswith("slurmdbd.conf") for path in files.by_path(SlurmSite())) == accounting_on
 
 
 def test_records_go_to_the_heads_slurmdbd_with_gpus_tracked_and_associations_enforced(example):
@@ -151,5 +152,5 @@ def test_an_external_slurmdbd_is_where_records_go(example):
 
 
 def test_no_accounting_no_settings(example):
-    assert accounting_settings(resolve(example)) is None or example.accounting is not None
+    assert (accounting_settings(resolve(example)) is None) == (example.accounting is None)
     assert (accounts_state(resolve(example)) is None) == (example.accounting is None)
