@@ -33,6 +33,7 @@ from tests.integration.accounting_daemons import (
     SUITE_ACCOUNT,
     Daemon,
     MariaDb,
+    database_ca,
     write_secret_file,
 )
 from tests.integration.host import Teardown, require_free_port, run
@@ -60,11 +61,12 @@ def with_suite_accounting(cfg: ClusterConfig) -> ClusterConfig:
     return ClusterConfig.model_validate({**cfg.model_dump(mode="json"), "accounting": accounting})
 
 
-def suite_settings(cfg: ClusterConfig) -> AccountingSettings:
-    """What the config renders, and the REST API, which the config has no switch for yet."""
+def suite_settings(cfg: ClusterConfig, root: Path) -> AccountingSettings:
+    """What the config renders, with the REST API (which the config has no switch for yet)
+    and TLS to the suite's database, whose CA is the suite's own."""
     settings = accounting_settings(resolve(cfg))
     assert settings is not None, "the suite's config has accounting on"
-    return dataclasses.replace(settings, rest_api=True)
+    return dataclasses.replace(settings, rest_api=True, tls_ca_file=str(database_ca(root)))
 
 
 @dataclass

@@ -45,7 +45,7 @@ class MariaDb:
 
     @property
     def home(self) -> Path:
-        return self.root / "mariadb"
+        return database_home(self.root)
 
     @property
     def socket(self) -> Path:
@@ -59,6 +59,7 @@ class MariaDb:
                 )
         require_free_port(MARIADB_PORT)
         self.home.mkdir(parents=True, exist_ok=True)
+        make_tls_files(self.home)
         run(
             "mariadb-install-db",
             "--no-defaults",
@@ -79,6 +80,12 @@ class MariaDb:
                 f"--port={MARIADB_PORT}",
                 "--bind-address=127.0.0.1",
                 "--skip-name-resolve",
+                # TLS on every TCP connection, as the cluster's RDS parameter group requires
+                # (require_secure_transport); slurmdbd checks the server against the CA.
+                f"--ssl-ca={database_ca(self.root)}",
+                f"--ssl-cert={self.home / 'server.pem'}",
+                f"--ssl-key={self.home / 'server.key'}",
+                "--require-secure-transport=ON",
                 f"--log-error={self.home / 'error.log'}",
                 # slurmdbd's checks (as_mysql _check_database_variables) want a 64 MB log and a
                 # 900 s lock wait; its buffer pool advice (4 GB) is for a production database,
@@ -131,6 +138,31 @@ class MariaDb:
     def stop(self) -> None:
         stop_process(self.process, "mariadbd", timeout=60)
         self.process = None
+
+
+def database_home(root: Path) -> Path:
+    return root / "mariadb"
+
+
+def database_ca(root: Path) -> Path:
+    """The CA that signed the suite's database server certificate (the cluster's: RDS's bundle)."""
+    return database_home(root) / "ca.pem"
+
+
+def make_tls_files(home: Path) -> None:
+    """A throw-away CA and a server certificate for 127.0.0.1 that it signed."""
+
+    def openssl(*args: str) -> None:
+        run("openssl", *args, timeout=60)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=gpucluster suite CA",
+            "-keyout", str(home / "ca.key"), "-out", str(home / "ca.pem"))  # fmt: skip
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+            "-keyout", str(home / "server.key"), "-out", str(home / "server.csr"))  # fmt: skip
+    (home / "server.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    openssl("x509", "-req", "-days", "2", "-in", str(home / "server.csr"), "-CA", str(home / "ca.pem"),
+            "-CAkey", str(home / "ca.key"), "-CAcreateserial", "-out", str(home / "server.pem"),
+            "-extfile", str(home / "server.ext"))  # fmt: skip
 
 
 def stop_process(process: subprocess.Popen | None, what: str, timeout: float) -> None:

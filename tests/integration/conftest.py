@@ -139,7 +139,7 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
         install=slurm_install,
         pyxis_build=pyxis_build,
         munge=munge,
-        accounting=suite_settings(cfg),
+        accounting=suite_settings(cfg, root),
     )
     accounting = SuiteAccounting(
         cfg=cfg,

@@ -12,9 +12,16 @@ import pytest
 
 from gpucluster.agents.accounts import Account, Qos
 from tests.integration.accounting import SuiteAccounting
-from tests.integration.accounting_daemons import ACCOUNT_USER, OUTSIDER, SUITE_ACCOUNT
+from tests.integration.accounting_daemons import (
+    ACCOUNT_USER,
+    DB_USER,
+    MARIADB_PORT,
+    OUTSIDER,
+    SUITE_ACCOUNT,
+    database_ca,
+)
 from tests.integration.cluster import SlurmCluster
-from tests.integration.host import wait_for
+from tests.integration.host import run, wait_for
 
 pytestmark = pytest.mark.slurm
 
@@ -175,3 +182,18 @@ def test_the_heads_accounts_agent_is_idempotent_and_removes_what_the_config_drop
 
 def associations(slurm_accounting: SuiteAccounting, cluster: str) -> list[str]:
     return slurm_accounting.sacctmgr_show("association", f"cluster={cluster}", "format=account,user,qos")
+
+
+def test_the_database_takes_tls_connections_only_and_slurmdbd_uses_one(slurm_accounting: SuiteAccounting):
+    """As the cluster's RDS parameter group does (require_secure_transport): slurmdbd's user
+    and password are refused over plain TCP (MariaDB 10.11 says "Access denied") and taken
+    over TLS checked against the CA, as slurmdbd connects (StorageParameters=SSL_CA=...)."""
+    mariadb = slurm_accounting.mariadb
+    login = ["mariadb", "--no-defaults", "-h", "127.0.0.1", "-P", str(MARIADB_PORT), "-u", DB_USER]
+    login.append(f"-p{mariadb.password}")
+    plain = run(*login, "--skip-ssl", "-e", "SELECT 1", check=False)
+    assert plain.returncode != 0 and "Access denied" in plain.stderr, plain.stderr
+    ca = database_ca(slurm_accounting.root)
+    tls = run(*login, f"--ssl-ca={ca}", "-N", "-e", "SHOW STATUS LIKE 'Ssl_version'")
+    assert tls.stdout.split()[1].startswith("TLS"), tls.stdout
+    assert slurm_accounting.sacctmgr_show("cluster", "format=cluster")
