@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from gpucluster.resolved import ResolvedCluster
 from gpucluster.slurm import accounting
 from gpucluster.slurm import conf as slurm_conf
+from gpucluster.slurm.accounting import RDS_CA_BUNDLE_URL
 from gpucluster.slurm.conf import SlurmSite
 
 # The desired accounts (gpucluster.agents.accounts' JSON), a bundle file the agent reads in place.
@@ -32,6 +33,9 @@ class AccountingBoot:
     assoc_usage: str
     accounts_state: str
     agent: str
+    # The CA bundle slurmdbd checks the database's certificate against, and where it comes from.
+    database_ca: str
+    database_ca_url: str
 
 
 def accounting_boot(resolved: ResolvedCluster, site: SlurmSite) -> AccountingBoot:
@@ -48,6 +52,8 @@ def accounting_boot(resolved: ResolvedCluster, site: SlurmSite) -> AccountingBoo
         assoc_usage=f"{site.state_save_location}/assoc_usage",
         accounts_state=ACCOUNTS_STATE,
         agent=AGENT,
+        database_ca=(settings.tls_ca_file or "") if settings is not None else "",
+        database_ca_url=RDS_CA_BUNDLE_URL,
     )
 
 

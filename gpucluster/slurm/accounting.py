@@ -32,6 +32,11 @@ TRACKED_TRES = ("gres/gpu",)
 ENFORCE = ("associations", "limits", "qos", "safe")
 # The accounting database slurmdbd creates and owns (StorageLoc).
 DATABASE = "slurm_acct_db"
+# RDS signs its servers' certificates with the CAs of this bundle (RDS user guide, "Using
+# SSL/TLS to encrypt a connection"); the head fetches it over HTTPS at boot (lib/accounting.sh)
+# and slurmdbd checks the database against it, which requires TLS (require_secure_transport).
+RDS_CA_BUNDLE_URL = "https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem"
+RDS_CA_BUNDLE = "/etc/slurm/rds-global-bundle.pem"
 # JWT signing keys are HS256 secrets; Slurm's guide makes one of 32 random bytes.
 JWT_KEY_BYTES = 32
 
@@ -153,6 +158,7 @@ def accounting_settings(resolved: ResolvedCluster) -> AccountingSettings | None:
         dbd_port=accounting.slurmdbd_port,
         database=accounting.database.database_name if accounting.database is not None else DATABASE,
         fair_share=bool(accounting.accounts),
+        tls_ca_file=RDS_CA_BUNDLE if accounting.database is not None else None,
     )
 
 

@@ -14,7 +14,7 @@ from gpucluster.bootstrap.userdata import bundle_archive
 from gpucluster.config import ClusterConfig
 from gpucluster.resolved import resolve
 from tests.bootstrap_runs import example
-from tests.shell_harness import DB_HOST, DB_PASSWORD, Node
+from tests.shell_harness import DB_HOST, DB_PASSWORD, RDS_CA_FIXTURE, Node
 
 
 def test_head_runs_slurmdbd_with_credentials_from_the_secret_and_is_idempotent(tmp_path: Path) -> None:
@@ -33,6 +33,10 @@ def test_head_runs_slurmdbd_with_credentials_from_the_secret_and_is_idempotent(t
         f"StoragePass={DB_PASSWORD}",
     ]
     assert "Include /etc/slurm/slurmdbd-storage.conf" in conf.read_text().splitlines()
+    # TLS to RDS: slurmdbd checks the server against RDS's CA bundle, fetched over HTTPS.
+    assert "StorageParameters=SSL_CA=/etc/slurm/rds-global-bundle.pem" in conf.read_text().splitlines()
+    assert (node.root / "etc/slurm/rds-global-bundle.pem").read_bytes() == RDS_CA_FIXTURE
+    assert first.called("curl -fsS --proto =https -o")
     assert DB_PASSWORD not in first.output
     assert not [name for name, text in node.files.items() if DB_PASSWORD in text]
     assert (

@@ -132,7 +132,9 @@ def test_bad_settings_are_refused(field, value, message):
 def test_the_configs_accounting_maps_to_the_files_and_the_agents_state():
     """examples/mixed.yaml: a database of its own, two accounts sharing a user, two QOS."""
     resolved = resolve(load_config(REPO / "examples" / "mixed.yaml"))
-    assert accounting_settings(resolved) == AccountingSettings(fair_share=True)
+    assert accounting_settings(resolved) == AccountingSettings(
+        fair_share=True, tls_ca_file="/etc/slurm/rds-global-bundle.pem"
+    )
     state = accounts_state(resolved)
     assert state is not None and state.cluster == resolved.name
     assert [(qos.name, qos.max_wall_minutes, qos.max_gpus_per_user) for qos in state.qos] == [

@@ -62,6 +62,28 @@ require_accounting_setup() {
     die "accounting.database is on but this head has no ${SLURMDBD_STORAGE_CONF} yet: run its bootstrap once (sudo ${BUNDLE_DIR}/bin/bootstrap.sh --role head), which sets slurmdbd up; the new Slurm files are not installed until then"
 }
 
+# The CA bundle of RDS's server certificates, over HTTPS (the image's trust store checks the
+# download); slurmdbd checks the database against it (StorageParameters=SSL_CA=...).
+fetch_database_ca() {
+  own_slurmdbd || return 0
+  local fresh
+  mkdir -p "$(dirname "${R}${DATABASE_CA}")"
+  fresh="$(mktemp "${R}${DATABASE_CA}.XXXXXX")"
+  if ! retry AWS_RETRIES curl -fsS --proto =https -o "${fresh}" "${DATABASE_CA_URL}" ||
+    ! grep -q -- "-----BEGIN CERTIFICATE-----" "${fresh}"; then
+    rm -f "${fresh}"
+    die "cannot fetch the database's CA bundle ${DATABASE_CA_URL}; the head needs HTTPS out (its subnet's NAT)"
+  fi
+  chmod 0644 "${fresh}"
+  if [[ -f "${R}${DATABASE_CA}" ]] && cmp -s "${fresh}" "${R}${DATABASE_CA}"; then
+    rm -f "${fresh}"
+    return 0
+  fi
+  mv "${fresh}" "${R}${DATABASE_CA}"
+  SLURMDBD_CONFIG_CHANGED=yes
+  log "installed ${DATABASE_CA} from ${DATABASE_CA_URL}"
+}
+
 sacctmgr_answers() { sacctmgr -n show cluster >/dev/null 2>&1; }
 
 start_slurmdbd() {
