@@ -22,6 +22,7 @@ from gpucluster.bootstrap.container_runtime import enroot_downloads, pyxis_downl
 from gpucluster.config import ClusterConfig
 from gpucluster.resolved import resolve
 from gpucluster.resolved.node_layout import NODE_LAYOUT
+from gpucluster.slurm.accounting import RDS_CA_BUNDLE_URL
 from gpucluster.slurm.build import NodeBuild
 from gpucluster.slurm.conf import SlurmSite
 from gpucluster.slurm_release import PINNED_SLURM
@@ -39,6 +40,12 @@ MUNGE_SECRET_ARN = (
 # The fingerprint of the FSx Lustre repository key the harness serves, unless a Node says otherwise.
 LUSTRE_KEY_FINGERPRINT = "0123456789ABCDEF0123456789ABCDEF01234567"
 MUNGE_SECRET = "Zq7" + "x" * 40 + "MUNGEKEYSENTINEL" + "y" * 60
+DB_SECRET_ARN = (
+    "arn:aws:secretsmanager:{region}:123456789012:secret:gpucluster/{name}/accounting-db-0123456789ab-AbCdEf"
+)
+DB_PASSWORD = "Pw4DbPASSWORDSENTINEL0123456789"
+RDS_CA_FIXTURE = b"-----BEGIN CERTIFICATE-----\nMIIBfixture\n-----END CERTIFICATE-----\n"
+DB_HOST = "gpucluster-demo-accounting-0123.cabcdefghijk.us-east-2.rds.amazonaws.com"
 
 # Packages the Deep Learning AMI ships that the kernel pin holds.
 IMAGE_PACKAGES = {
@@ -117,6 +124,8 @@ class Node:
             (self.root / path).write_text(text)
         self.secret_file = self.workdir / "munge-secret"
         self.secret_file.write_text(MUNGE_SECRET)
+        self.db_secret_file = self.workdir / "db-secret"
+        self.db_secret_file.write_text(f'{{"username": "slurm", "password": "{DB_PASSWORD}"}}')
         self._write_stubs()
         self._write_fixtures()
         self._write_parameters()
@@ -165,6 +174,7 @@ class Node:
             Path(pyxis.url).name: pyxis_fixture(self.cfg.software.pyxis_version),
             Path(node_logs.CLOUDWATCH_AGENT.url).name: fixture_bytes("amazon-cloudwatch-agent.deb"),
             Path(lustre_client.KEY_URL).name: f"pub {self.lustre_key_fingerprint}\n".encode(),
+            Path(RDS_CA_BUNDLE_URL).name: RDS_CA_FIXTURE,
         }
         for name, data in files.items():
             if name in self.corrupt_downloads:
@@ -179,6 +189,15 @@ class Node:
             lines += [
                 f"{prefix}/fsx_dns_name\tfs-0fedcba9876543210.fsx.{self.cfg.region}.amazonaws.com",
                 f"{prefix}/fsx_mount_name\tabcdefgh",
+            ]
+        database = resolve(self.cfg).accounting
+        if database is not None and database.database is not None:
+            db = database.database
+            db_secret = DB_SECRET_ARN.format(region=self.cfg.region, name=self.cfg.name)
+            lines += [
+                f"{db.host_parameter}\t{DB_HOST}",
+                f"{db.port_parameter}\t{db.port}",
+                f"{db.secret_arn_parameter}\t{db_secret}",
             ]
         (self.state / "ssm").write_text("\n".join(lines) + "\n")
 
@@ -219,6 +238,9 @@ class Node:
             "SIM_FIXTURES": str(self.fixtures),
             "SIM_SECRET_FILE": str(self.secret_file),
             "SIM_SECRET_ARN": MUNGE_SECRET_ARN.format(region=self.cfg.region, name=self.cfg.name),
+            "SIM_DB_SECRET_ARN": DB_SECRET_ARN.format(region=self.cfg.region, name=self.cfg.name),
+            "SIM_DB_SECRET_FILE": str(self.db_secret_file),
+            "SIM_ASSOC_USAGE": f"{self.root}{self.site.state_save_location}/assoc_usage",
             "SIM_LOG_AGENT_CONFIG": names.log_agent_config_parameter(self.cfg),
             "SIM_KERNEL": self.kernel,
             "SIM_GPUS": str(self.gpus),

@@ -22,6 +22,9 @@ ALLOWED_TOOLS = (
     "gzip",
     "sha256sum",
     "mktemp",
+    # The head runs the accounts agent (gpucluster.agents.accounts) with the real Python,
+    # against the sacctmgr stub.
+    "python3",
     "tr",
     "head",
     "tail",
@@ -163,6 +166,10 @@ case "$1" in
   enable) touch "$SIM_STATE/enabled/$2" ;;
   start|restart)
     [[ "$2" == "${SIM_FAIL_UNIT:-none}" ]] && exit 1
+    # slurmctld saves its association usage when it stops.
+    if [[ "$1 $2" == "restart slurmctld" && -n "${SIM_ASSOC_USAGE:-}" ]]; then
+      mkdir -p "${SIM_ASSOC_USAGE%/*}"; touch "$SIM_ASSOC_USAGE"
+    fi
     touch "$SIM_STATE/active/$2" ;;
   daemon-reload) ;;
   *) exit 1 ;;
@@ -172,6 +179,9 @@ esac
 [[ "$1" == --region ]] && shift 2
 case "$1 $2" in
   "secretsmanager get-secret-value")
+    if [[ " $* " == *" --secret-id ${SIM_DB_SECRET_ARN:-none} "* ]]; then
+      cat "$SIM_DB_SECRET_FILE"; echo; exit 0
+    fi
     # Only the ARN the Storage stack publishes names the secret (its name is per stack).
     [[ " $* " == *" --secret-id $SIM_SECRET_ARN "* ]] ||
       { echo "ResourceNotFoundException: $*" >&2; exit 254; }
@@ -324,6 +334,18 @@ case "$1 ${2:-}" in
 esac
 """,
     "nc": r"""[[ -z "${SIM_CONTROLLER_DOWN:-}" ]]""",
+    # slurmdbd: the clusters it knows, the TRES slurmctld registered; other listings are
+    # empty and every change succeeds (the calls log records them).
+    "sacctmgr": r"""
+case "$*" in
+  "-n show cluster") [[ -z "${SIM_SLURMDBD_DOWN:-}" ]] ;;
+  "-n -P show cluster format=cluster") cat "$SIM_STATE/sacctmgr-clusters" 2>/dev/null || true ;;
+  "-i add cluster "*) echo "$4" >>"$SIM_STATE/sacctmgr-clusters" ;;
+  "-n -P show tres format=type,name") printf 'cpu|\nmem|\ngres|gpu\n' ;;
+  "-n -P show "* | "-i "*) ;;
+  *) echo "sacctmgr stub: unexpected $*" >&2; exit 1 ;;
+esac
+""",
     # Returns at once, except a sleep of SIM_REAL_SLEEP_FOR seconds, which really sleeps
     # SIM_REAL_SLEEP_SECONDS (bash's read -t: the allowlist has no sleep).
     "sleep": r"""

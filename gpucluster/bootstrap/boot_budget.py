@@ -130,6 +130,14 @@ POLLS: tuple[Poll, ...] = (
         ("head",),
         "a replaced head waits for the old one to release the controller lock on EFS",
     ),
+    # slurmdbd creates its tables in a new database, or upgrades them, before it answers.
+    Poll(
+        "SLURMDBD_START_TIMEOUT",
+        300,
+        5,
+        ("head",),
+        "slurmdbd creates or upgrades its tables in the accounting database before it answers",
+    ),
 )
 
 RETRIES: tuple[Retry, ...] = (

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpucluster.bootstrap import ssh_adoption
+from gpucluster.bootstrap import accounting, ssh_adoption
 from gpucluster.bootstrap.cluster_conf import InstalledFiles, render_cluster_conf
 from gpucluster.bootstrap.container_runtime import COMPUTE_ENROOT, LOGIN_ENROOT, enroot_conf
 from gpucluster.config import ClusterConfig
@@ -81,6 +81,8 @@ def bundle_files(
     cfg = resolved.config
     site = site or SlurmSite()
     controller = slurm_conf.render_slurm_files(resolved, site).by_path(site)
+    # slurmdbd.conf is the head's too, but private (lib/accounting.sh installs it, mode 600).
+    slurmdbd_conf = slurm_conf.slurmdbd_conf_path(site)
     # What slurmd and srun read locally although the controller serves the rest.
     node_slurm = slurm_conf.node_local_files(resolved, site)
     agents = head_agents(cfg, resolved.node)
@@ -88,13 +90,13 @@ def bundle_files(
     jobs = {**validation_jobs.job_files(resolved), **torchrun_files(resolved)}
     # Every group's nodes keep the same paths; gpu-env.sh's content is the group's own.
     lib = {group.name: node_lib_files(cfg, group.config) for group in resolved.groups}
-    files = {**_static_sources(), **agents.code}
+    files = {**_static_sources(), **agents.code, **accounting.accounts_file(resolved)}
     files["conf/cluster.sh"] = render_cluster_conf(
         resolved,
         site,
         slurm or NodeBuild(),
         InstalledFiles(
-            controller=sorted(controller),
+            controller=sorted(path for path in controller if path != slurmdbd_conf),
             node_slurm=sorted(node_slurm),
             agents=sorted(agents.installed),
             agent_units=agents.timers,

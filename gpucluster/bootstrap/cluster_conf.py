@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from gpucluster import names
 from gpucluster.bootstrap import boot_budget, lustre_client, node_logs, ssh_adoption
+from gpucluster.bootstrap.accounting import accounting_boot
 from gpucluster.bootstrap.container_runtime import (
     COMPUTE_ENROOT,
     ENROOT_DEPENDENCIES,
@@ -258,4 +259,5 @@ def render_cluster_conf(
         slurm=slurm(resolved, site, build),
         files=files,
         ssh_adoption=ssh_adoption.bootstrap_settings(cfg),
+        accounting=accounting_boot(resolved, site),
     )

@@ -21,6 +21,8 @@ from gpucluster import names
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.rendering import render
 from gpucluster.resolved import ResolvedCluster, ResolvedGroup
+from gpucluster.slurm import accounting
+from gpucluster.slurm.accounting import AccountingSettings, AccountingSite
 from gpucluster.slurm.health_probes import FABRIC_MANAGER_UNIT, KILL_GRACE_SECONDS, ProbeTimeouts
 
 # SPANNING_PARTITION and real_memory_mib stay importable from here, where callers name them.
@@ -94,6 +96,7 @@ class SlurmSite:
     mount_root: str = ""
     pyxis_library: str = "/usr/local/lib/slurm/spank_pyxis.so"
     pyxis_runtime_path: str = "/run/pyxis"
+    accounting: AccountingSite = AccountingSite()
 
     def __post_init__(self) -> None:
         for port in (self.slurmctld_port, self.slurmd_port):
@@ -118,15 +121,20 @@ class SlurmFiles:
     cgroup_conf: str
     plugstack_conf: str
     pyxis_conf: str
+    # The head's own slurmdbd's, when it runs one; never served to other nodes.
+    slurmdbd_conf: str | None = None
 
     def by_path(self, site: SlurmSite) -> dict[str, str]:
-        return {
+        files = {
             f"{site.config_dir}/slurm.conf": self.slurm_conf,
             f"{site.config_dir}/gres.conf": self.gres_conf,
             f"{site.config_dir}/cgroup.conf": self.cgroup_conf,
             f"{site.config_dir}/plugstack.conf": self.plugstack_conf,
             f"{plugstack_dir(site)}/pyxis.conf": self.pyxis_conf,
         }
+        if self.slurmdbd_conf is not None:
+            files[slurmdbd_conf_path(site)] = self.slurmdbd_conf
+        return files
 
 
 def node_local_files(resolved: ResolvedCluster, site: SlurmSite = SlurmSite()) -> dict[str, str]:
@@ -157,6 +165,10 @@ def controller_addr(resolved: ResolvedCluster, site: SlurmSite = SlurmSite()) ->
 def conf_server(resolved: ResolvedCluster, site: SlurmSite = SlurmSite()) -> str:
     """The `--conf-server` argument of compute nodes' slurmd."""
     return f"{controller_addr(resolved, site)}:{site.slurmctld_port}"
+
+
+def slurmdbd_conf_path(site: SlurmSite) -> str:
+    return f"{site.config_dir}/slurmdbd.conf"
 
 
 def plugstack_dir(site: SlurmSite) -> str:
@@ -220,24 +232,48 @@ def _scheduler_parameters(site: SlurmSite) -> str:
     return ",".join(parts)
 
 
-def render_slurm_files(resolved: ResolvedCluster, site: SlurmSite = SlurmSite()) -> SlurmFiles:
+def render_slurm_files(
+    resolved: ResolvedCluster,
+    site: SlurmSite = SlurmSite(),
+    accounting_settings: AccountingSettings | None = None,
+) -> SlurmFiles:
+    """The controller's files. With the config's `accounting:` (or `accounting_settings`,
+    which replaces what it says), slurm.conf sends job records to slurmdbd, and the head's
+    slurmdbd.conf comes along when the head runs one."""
+    addr = controller_addr(resolved, site)
+    accounting_settings = accounting_settings or accounting.accounting_settings(resolved)
     values = {
         "cfg": resolved.config,
         "site": site,
         "controller_hostname": controller_hostname(resolved, site),
-        "controller_addr": controller_addr(resolved, site),
+        "controller_addr": addr,
         "max_node_count": max_node_count(resolved.config),
         "nodesets": [(nodeset(group.config), group.feature) for group in resolved.groups],
         "partitions": partitions(resolved),
         "plugstack_dir": plugstack_dir(site),
         "scheduler_parameters": _scheduler_parameters(site),
+        "accounting_lines": (
+            []
+            if accounting_settings is None
+            else accounting.slurm_conf_lines(accounting_settings, site.accounting, addr)
+        ),
     }
+    slurmdbd_conf = None
+    if accounting_settings is not None and accounting_settings.runs_slurmdbd:
+        slurmdbd_conf = accounting.render_slurmdbd_conf(
+            accounting_settings,
+            site.accounting,
+            dbd_host=controller_hostname(resolved, site),
+            slurm_user=site.slurm_user,
+            auth_socket=site.munge_socket,
+        )
     return SlurmFiles(
         slurm_conf=render(f"{TEMPLATE_DIR}/slurm.conf.j2", **values),
         gres_conf=render(f"{TEMPLATE_DIR}/gres.conf.j2", **values),
         cgroup_conf=render(f"{TEMPLATE_DIR}/cgroup.conf.j2", **values),
         plugstack_conf=render(f"{TEMPLATE_DIR}/plugstack.conf.j2", **values),
         pyxis_conf=render(f"{TEMPLATE_DIR}/pyxis.conf.j2", **values),
+        slurmdbd_conf=slurmdbd_conf,
     )
 
 

@@ -27,7 +27,9 @@ from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.launch.node_lib import node_lib_files
 from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
+from gpucluster.slurm.accounting import AccountingSettings
 from gpucluster.slurm.conf import SlurmSite
+from tests.integration.accounting import SuiteAccounting
 from tests.integration.containers import make_node_enroot_directories
 from tests.integration.daemons import MUNGE_SOCKET, DnsServer, Munge
 from tests.integration.host import HarnessError, Teardown, kill_pid, require_free_port, run, wait_for
@@ -75,6 +77,9 @@ class SlurmCluster:
     pyxis_build: Path
     munge: Munge
     tracking: ProcessTracking = field(default_factory=process_tracking)
+    # What the cluster's accounting renders from (tests/integration/accounting.py).
+    accounting: AccountingSettings | None = None
+    accounting_daemons: SuiteAccounting | None = None
     nodes: dict[str, ComputeNode] = field(default_factory=dict)
     controller: subprocess.Popen | None = None
     resolv_conf: Path | None = None
@@ -92,7 +97,9 @@ class SlurmCluster:
         return gpu_override_dir(self.root)
 
     def write_files(self) -> None:
-        write_site_files(self.cfg, self.group, self.site, self.root, self.teardown, self.pyxis_build)
+        write_site_files(
+            self.cfg, self.group, self.site, self.root, self.teardown, self.pyxis_build, self.accounting
+        )
 
     def start_controller(self) -> None:
         require_free_port(SLURMCTLD_PORT)

@@ -21,6 +21,7 @@ import pytest
 from gpucluster.config.loader import load_config
 from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
+from tests.integration.accounting import ASSOC_USAGE, SuiteAccounting, suite_settings, with_suite_accounting
 from tests.integration.cluster import SLURM_CONF_LINK, SlurmCluster
 from tests.integration.containers import install_enroot
 from tests.integration.daemons import Munge
@@ -112,7 +113,7 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
     # plugstack.conf marks Pyxis required, as in production: slurmd and srun need it built,
     # against this install's Slurm.
     pyxis_build = build_pyxis(slurm_install)
-    cfg = load_config(EXAMPLE)
+    cfg = with_suite_accounting(load_config(EXAMPLE))
     assert cfg.software.slurm == slurm_install.release, "the example renders for the release the suite runs"
     group = cfg.compute_groups[0]
     # Short path: slurmstepd's Unix sockets live under the spool directory.
@@ -138,7 +139,17 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
         install=slurm_install,
         pyxis_build=pyxis_build,
         munge=munge,
+        accounting=suite_settings(cfg, root),
     )
+    accounting = SuiteAccounting(
+        cfg=cfg,
+        root=root,
+        site=cluster.site.accounting,
+        install=slurm_install,
+        env=cluster.env,
+        teardown=teardown,
+    )
+    cluster.accounting_daemons = accounting
     if cluster.tracking.why is not None:
         warnings.warn(
             f"real-Slurm suite runs {cluster.tracking.proctrack_type} and {cluster.tracking.task_plugin} "
@@ -151,9 +162,16 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
         cluster.write_files()
         # Before any slurmd starts, as on a node: Pyxis's job epilog runs Enroot after every job.
         install_enroot(build_enroot(), cfg, group, root)
+        accounting.start()
         # Pushed first: a controller that starts but never answers is stopped too.
         teardown.push("slurmctld", lambda: cluster.stop_controller(hard=False))
         cluster.start_controller()
+        # A controller killed before its first state save would never start again with
+        # accounting on: a clean restart writes it, as the head's bootstrap does.
+        if not (Path(cluster.site.state_save_location) / ASSOC_USAGE).exists():
+            cluster.stop_controller(hard=False)
+            cluster.start_controller()
+        accounting.apply_accounts()
         line = conf_line_of(cfg, group)
         for index, instance_id in NODE_INSTANCES.items():
             node = cluster.add_node(index, instance_id)
@@ -165,6 +183,13 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
         problems = teardown.run()
         if problems:
             pytest.fail("teardown left things behind: " + "; ".join(problems), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def slurm_accounting(slurm_cluster: SlurmCluster) -> SuiteAccounting:
+    """The session cluster's accounting: its database, slurmdbd and slurmrestd."""
+    assert slurm_cluster.accounting_daemons is not None, "the session cluster runs accounting"
+    return slurm_cluster.accounting_daemons
 
 
 @pytest.fixture(scope="session")

@@ -13,9 +13,11 @@ from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.efa import efa_count
 from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
+from gpucluster.slurm.accounting import AccountingSettings, AccountingSite
 from gpucluster.slurm.conf import SlurmSite
 from gpucluster.slurm.health_probes import FABRIC_MANAGER_UNIT
 from tests.fake_nvml import fake_gpus_conf
+from tests.integration.accounting_daemons import SLURMDBD_PORT
 from tests.integration.host import Teardown, run
 from tests.integration.network import CONTROLLER_IP
 from tests.integration.prerequisites import ProcessTracking
@@ -116,6 +118,18 @@ def suite_site(root: Path, tracking: ProcessTracking, slurm_prefix: Path) -> Slu
         pyxis_runtime_path=f"{node_prefix(root)}{production.pyxis_runtime_path}",
         proctrack_type=tracking.proctrack_type,
         task_plugin=tracking.task_plugin,
+        accounting=AccountingSite(
+            slurmdbd_port=SLURMDBD_PORT,
+            slurmdbd_pid_file=str(root / "run" / "slurmdbd.pid"),
+            slurmdbd_log_file=str(root / "log" / "slurmdbd.log"),
+            storage_conf=str(root / "etc" / "slurmdbd-storage.conf"),
+            jwt_key=str(root / "etc" / "jwt_hs256.key"),
+            jobacct_gather_type=(
+                "jobacct_gather/cgroup"
+                if tracking.proctrack_type == "proctrack/cgroup"
+                else "jobacct_gather/linux"
+            ),
+        ),
     )
 
 
@@ -145,17 +159,21 @@ def write_site_files(
     root: Path,
     teardown: Teardown,
     pyxis_build: Path,
+    accounting: AccountingSettings | None = None,
 ) -> None:
-    """Everything slurmctld and slurmd read; `pyxis_build` is the spank_pyxis.so built for
-    this Slurm, linked where plugstack.conf loads it."""
+    """Everything slurmctld and slurmd read (slurmdbd too, with `accounting`); `pyxis_build`
+    is the spank_pyxis.so built for this Slurm, linked where plugstack.conf loads it."""
     library = Path(site.pyxis_library)
     library.parent.mkdir(parents=True, exist_ok=True)
     library.symlink_to(pyxis_build)
     for sub in ("state", "spool", "run", "log", "bin", "jobs", "fake-gpus"):
         (root / sub).mkdir(parents=True, exist_ok=True)
-    for path, text in slurm_conf.render_slurm_files(resolve(cfg), site).by_path(site).items():
+    for path, text in slurm_conf.render_slurm_files(resolve(cfg), site, accounting).by_path(site).items():
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text)
+    if accounting is not None and accounting.runs_slurmdbd:
+        # slurmdbd refuses a configuration file others can read.
+        Path(slurm_conf.slurmdbd_conf_path(site)).chmod(0o600)
     healthcheck = Path(site.healthcheck_program)
     healthcheck.write_text(healthcheck_of(cfg, group, site))
     healthcheck.chmod(0o755)

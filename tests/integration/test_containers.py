@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from gpucluster.slurm import conf as slurm_conf
+from tests.integration.accounting_daemons import ACCOUNT_USER
 from tests.integration.cluster import SlurmCluster
 from tests.integration.containers import (
     IMAGE_OS_ID,
@@ -206,7 +207,7 @@ def test_unprivileged_user_gets_its_own_enroot_directories(
 ):
     """Users are not root: Pyxis runs Enroot as the job's user, which makes its user-<uid>
     directories, private, below the sticky parents the bootstrap makes on the node's NVMe."""
-    user = pwd.getpwnam("nobody")
+    user = pwd.getpwnam(ACCOUNT_USER)
     name = sorted(cluster.nodes)[0]
     as_user = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups"]
     step = cluster.slurm(

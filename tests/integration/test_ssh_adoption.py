@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from gpucluster.bootstrap import ssh_adoption
+from tests.integration.accounting_daemons import ACCOUNT_USER
 from tests.integration.cluster import SlurmCluster
 from tests.integration.host import run
 from tests.integration.prerequisites import unavailable
@@ -110,13 +111,13 @@ def _running_job(cluster: SlurmCluster, node: str, *user: str) -> str:
 def test_ssh_lands_in_the_users_job_and_is_refused_where_the_user_has_none(
     cluster: SlurmCluster, pam_files: Path
 ):
-    user = pwd.getpwnam("nobody")
+    user = pwd.getpwnam(ACCOUNT_USER)
     as_user = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups"]
     with_job, without = sorted(cluster.nodes)
     jobs = [_running_job(cluster, with_job, *as_user), _running_job(cluster, without)]
     try:
         job = jobs[0]
-        adopted = _login(cluster, pam_files, with_job, "nobody", "scontrol", "listpids", job, with_job)
+        adopted = _login(cluster, pam_files, with_job, ACCOUNT_USER, "scontrol", "listpids", job, with_job)
         assert adopted["result"] == 0, adopted
         # The session (here the PAM program itself, as sshd's process on a node) is in the job's
         # extern step: its cgroup, and the pids slurmstepd tracks for the job.
@@ -124,7 +125,7 @@ def test_ssh_lands_in_the_users_job_and_is_refused_where_the_user_has_none(
         listed = [line.split() for line in adopted["command"].splitlines()[1:]]
         assert [str(adopted["pid"]), job, "extern"] in [row[:3] for row in listed], adopted["command"]
 
-        refused = _login(cluster, pam_files, without, "nobody")
+        refused = _login(cluster, pam_files, without, ACCOUNT_USER)
         assert refused["result"] == PAM_DENIED, refused
         assert any("you have no active jobs on this node" in message for message in refused["messages"]), (
             refused

@@ -17,6 +17,8 @@ readonly BUNDLE_DIR
 source "${BUNDLE_DIR}/lib/entry.sh"
 # shellcheck source=../lib/slurm.sh
 source "${BUNDLE_DIR}/lib/slurm.sh"
+# shellcheck source=../lib/accounting.sh
+source "${BUNDLE_DIR}/lib/accounting.sh"
 # shellcheck source=../lib/roles.sh
 source "${BUNDLE_DIR}/lib/roles.sh"
 # shellcheck source=../lib/system.sh
@@ -132,9 +134,13 @@ apply() {
   if [[ -f "${PENDING}" ]]; then
     SLURMCTLD_PENDING=yes
   fi
+  step require_accounting_setup
   step plan_slurmctld_change
   step install_controller_files
+  step install_slurmdbd_conf
+  step start_slurmdbd
   step apply_slurm_config
+  step apply_accounts
   step install_agents
   # A head that booted before the Cluster stack created its image record writes it here,
   # once (its marker is the record's); a head that wrote it already makes no call.

@@ -113,8 +113,15 @@ run_head() {
   step build_pyxis
   step prepare_controller_state
   step install_controller_files
+  step install_slurmdbd_conf
+  step write_database_credentials
+  step fetch_database_ca
+  step start_slurmdbd
+  step register_cluster
   step start_slurmctld
   step verify_slurmctld
+  step save_controller_state
+  step apply_accounts
   step install_agents
 }
 

@@ -9,12 +9,16 @@ read_storage_parameters() {
     --path "${STORAGE_PARAMETER_PATH}" --query 'Parameters[].[Name,Value]' --output text)" ||
     die "cannot read ${STORAGE_PARAMETER_PATH} from SSM; the instance role needs ssm:GetParametersByPath on it"
   EFS_ID="" FSX_DNS_NAME="" FSX_MOUNT_NAME="" MUNGE_SECRET=""
+  ACCOUNTING_DB_HOST="" ACCOUNTING_DB_PORT="" ACCOUNTING_DB_SECRET=""
   while read -r name value; do
     case "${name}" in
       "${PARAM_EFS_ID}") EFS_ID="${value}" ;;
       "${PARAM_FSX_DNS_NAME}") FSX_DNS_NAME="${value}" ;;
       "${PARAM_FSX_MOUNT_NAME}") FSX_MOUNT_NAME="${value}" ;;
       "${PARAM_MUNGE_SECRET_ARN}") MUNGE_SECRET="${value}" ;;
+      "${PARAM_ACCOUNTING_DB_HOST}") ACCOUNTING_DB_HOST="${value}" ;;
+      "${PARAM_ACCOUNTING_DB_PORT}") ACCOUNTING_DB_PORT="${value}" ;;
+      "${PARAM_ACCOUNTING_DB_SECRET_ARN}") ACCOUNTING_DB_SECRET="${value}" ;;
     esac
   done <<<"${listing}"
   [[ -n "${EFS_ID}" ]] || die "SSM parameter ${PARAM_EFS_ID} is missing; deploy the Storage stack first"
@@ -23,7 +27,7 @@ read_storage_parameters() {
   if [[ -n "${FSX_MOUNT_POINT}" ]] && [[ -z "${FSX_DNS_NAME}" || -z "${FSX_MOUNT_NAME}" ]]; then
     die "SSM parameters ${PARAM_FSX_DNS_NAME} and ${PARAM_FSX_MOUNT_NAME} are missing; deploy the Storage stack first"
   fi
-  log "storage: EFS ${EFS_ID}${FSX_DNS_NAME:+, FSx ${FSX_DNS_NAME}@tcp:/${FSX_MOUNT_NAME}}"
+  log "storage: EFS ${EFS_ID}${FSX_DNS_NAME:+, FSx ${FSX_DNS_NAME}@tcp:/${FSX_MOUNT_NAME}}${ACCOUNTING_DB_HOST:+, accounting database ${ACCOUNTING_DB_HOST}:${ACCOUNTING_DB_PORT} (password in ${ACCOUNTING_DB_SECRET})}"
 }
 
 mount_fstab_entry() {

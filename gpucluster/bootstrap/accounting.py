@@ -1,0 +1,65 @@
+"""What the head's bootstrap needs for Slurm accounting (lib/accounting.sh): where slurmdbd's
+files go, the SSM parameters that name its database and the database's secret, and the
+accounts the head applies with the accounts agent after slurmctld registered."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from gpucluster.resolved import ResolvedCluster
+from gpucluster.slurm import accounting
+from gpucluster.slurm import conf as slurm_conf
+from gpucluster.slurm.accounting import RDS_CA_BUNDLE_URL
+from gpucluster.slurm.conf import SlurmSite
+
+# The desired accounts (gpucluster.agents.accounts' JSON), a bundle file the agent reads in place.
+ACCOUNTS_STATE = "conf/accounts.json"
+AGENT = "agents/accounts.py"
+
+
+@dataclass(frozen=True)
+class AccountingBoot:
+    """Empty strings and False where the cluster has no accounting, or no slurmdbd of its own."""
+
+    enabled: bool
+    runs_slurmdbd: bool
+    slurmdbd_conf: str
+    storage_conf: str
+    db_host_parameter: str
+    db_port_parameter: str
+    db_secret_parameter: str
+    # slurmctld's association usage file: the head restarts a fresh slurmctld once so it exists.
+    assoc_usage: str
+    accounts_state: str
+    agent: str
+    # The CA bundle slurmdbd checks the database's certificate against, and where it comes from.
+    database_ca: str
+    database_ca_url: str
+
+
+def accounting_boot(resolved: ResolvedCluster, site: SlurmSite) -> AccountingBoot:
+    settings = accounting.accounting_settings(resolved)
+    database = resolved.accounting.database if resolved.accounting is not None else None
+    return AccountingBoot(
+        enabled=settings is not None,
+        runs_slurmdbd=settings is not None and settings.runs_slurmdbd,
+        slurmdbd_conf=slurm_conf.slurmdbd_conf_path(site),
+        storage_conf=site.accounting.storage_conf,
+        db_host_parameter=database.host_parameter if database is not None else "",
+        db_port_parameter=database.port_parameter if database is not None else "",
+        db_secret_parameter=database.secret_arn_parameter if database is not None else "",
+        assoc_usage=f"{site.state_save_location}/assoc_usage",
+        accounts_state=ACCOUNTS_STATE,
+        agent=AGENT,
+        database_ca=(settings.tls_ca_file or "") if settings is not None else "",
+        database_ca_url=RDS_CA_BUNDLE_URL,
+    )
+
+
+def accounts_file(resolved: ResolvedCluster) -> dict[str, str]:
+    """The bundle's accounts file, when the cluster has accounting."""
+    state = accounting.accounts_state(resolved)
+    if state is None:
+        return {}
+    return {ACCOUNTS_STATE: json.dumps(state.to_json(), indent=2, sort_keys=True) + "\n"}

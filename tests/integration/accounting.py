@@ -1,0 +1,173 @@
+"""Accounting of the session cluster, for real: MariaDB, slurmdbd with the rendered
+slurmdbd.conf, the cluster and its accounts applied by the head's agent
+(gpucluster.agents.accounts), and slurmrestd with JWT.
+
+The suite's cluster is the example with `accounting:` on (`with_suite_accounting`) and the
+REST API, so every real-Slurm test runs under AccountingStorageEnforce as a deployed
+cluster with accounting does: root is in the root account Slurm makes for each cluster,
+ACCOUNT_USER in SUITE_ACCOUNT, and OUTSIDER in none."""
+
+from __future__ import annotations
+
+import dataclasses
+import pwd
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpucluster.agents import accounts
+from gpucluster.agents.scontrol import CommandResult
+from gpucluster.config import ClusterConfig
+from gpucluster.resolved import resolve
+from gpucluster.slurm.accounting import (
+    AccountingSettings,
+    AccountingSite,
+    accounting_settings,
+    accounts_state,
+)
+from tests.integration.accounting_daemons import (
+    ACCOUNT_USER,
+    RESTD_USER,
+    SLURMRESTD_PORT,
+    SUITE_ACCOUNT,
+    Daemon,
+    MariaDb,
+    database_ca,
+    write_secret_file,
+)
+from tests.integration.host import Teardown, require_free_port, run
+from tests.integration.installs import SlurmInstall
+from tests.integration.network import CONTROLLER_IP
+
+# A QOS whose limits no suite job reaches: the suite's account names it, the agent creates it.
+SUITE_QOS = "suite"
+REST_URL = f"http://{CONTROLLER_IP}:{SLURMRESTD_PORT}"
+# slurmctld writes its associations' usage here when it stops and every 5 minutes
+# (PERIODIC_CHECKPOINT); once the cluster is known, a start without it is fatal ("No Assoc
+# usage file ... to recover").
+ASSOC_USAGE = "assoc_usage"
+
+
+def with_suite_accounting(cfg: ClusterConfig) -> ClusterConfig:
+    """`cfg` with a database of its own, SUITE_ACCOUNT (ACCOUNT_USER in it) and SUITE_QOS."""
+    accounting = {
+        "database": {},
+        "qos": [{"name": SUITE_QOS, "max_gpus_per_user": 16}],
+        "accounts": [
+            {"name": SUITE_ACCOUNT, "users": [ACCOUNT_USER], "fairshare": 2, "qos": ["normal", SUITE_QOS]}
+        ],
+    }
+    return ClusterConfig.model_validate({**cfg.model_dump(mode="json"), "accounting": accounting})
+
+
+def suite_settings(cfg: ClusterConfig, root: Path) -> AccountingSettings:
+    """What the config renders, with the REST API (which the config has no switch for yet)
+    and TLS to the suite's database, whose CA is the suite's own."""
+    settings = accounting_settings(resolve(cfg))
+    assert settings is not None, "the suite's config has accounting on"
+    return dataclasses.replace(settings, rest_api=True, tls_ca_file=str(database_ca(root)))
+
+
+@dataclass
+class SuiteAccounting:
+    """Started before slurmctld (which registers with slurmdbd at start), stopped after it."""
+
+    cfg: ClusterConfig
+    root: Path
+    site: AccountingSite
+    install: SlurmInstall
+    env: dict[str, str]
+    teardown: Teardown
+    mariadb: MariaDb = field(init=False)
+    slurmdbd: Daemon = field(init=False)
+    restd: Daemon | None = None
+
+    def __post_init__(self) -> None:
+        self.mariadb = MariaDb(self.root, self.teardown)
+        self.slurmdbd = Daemon(
+            "slurmdbd",
+            self.install.command(["slurmdbd", "-D"]),
+            self.root / "log" / "slurmdbd.stdout",
+            self.env,
+            self._dbd_answers,
+        )
+
+    def start(self) -> None:
+        """The database, the secrets the head writes at boot, slurmdbd and the cluster, as the
+        head's bootstrap registers it; slurmctld's files must be written already."""
+        self.mariadb.start()
+        write_secret_file(Path(self.site.storage_conf), self.mariadb.storage_conf().encode())
+        write_secret_file(Path(self.site.jwt_key), secrets.token_bytes(32))
+        require_free_port(self.site.slurmdbd_port)
+        self.teardown.push("slurmdbd", self.slurmdbd.stop)
+        self.slurmdbd.start()
+        self.sacctmgr("add", "cluster", self.cfg.name)
+
+    def apply_accounts(self) -> None:
+        """The head's agent applies the config's accounts once slurmctld has registered."""
+        assert self.apply(self.state), "a new database gets the cluster's account, user and QOS"
+
+    @property
+    def state(self) -> accounts.DesiredState:
+        state = accounts_state(resolve(self.cfg))
+        assert state is not None, "the suite's config has accounting on"
+        return state
+
+    def apply(self, state: accounts.DesiredState) -> bool:
+        """The head's agent, run against this slurmdbd; whether it changed anything."""
+        return accounts.apply(state, self.run_command)
+
+    def run_command(self, argv: Sequence[str]) -> CommandResult:
+        result = run(*self.install.command(argv), env=self.env, check=False, timeout=60)
+        return CommandResult(tuple(argv), result.returncode, result.stdout, result.stderr)
+
+    def sacctmgr(self, *args: str) -> None:
+        run(*self.install.command(["sacctmgr", "-i", *args]), env=self.env, timeout=60)
+
+    def sacctmgr_show(self, *args: str) -> list[str]:
+        return run(
+            *self.install.command(["sacctmgr", "-n", "-P", "show", *args]), env=self.env
+        ).stdout.splitlines()
+
+    def _dbd_answers(self) -> bool:
+        return (
+            run(
+                *self.install.command(["sacctmgr", "-n", "show", "cluster"]), env=self.env, check=False
+            ).returncode
+            == 0
+        )
+
+    def start_restd(self) -> None:
+        """slurmrestd as an unprivileged user, taking JWTs only (SLURM_JWT=daemon: it speaks
+        to slurmctld with the caller's token, as Slurm's JWT guide sets it up)."""
+        if self.restd is not None:
+            return
+        require_free_port(SLURMRESTD_PORT)
+        restd_user = pwd.getpwnam(RESTD_USER)
+        self.restd = Daemon(
+            "slurmrestd",
+            self.install.command(
+                [
+                    "slurmrestd",
+                    "-u",
+                    str(restd_user.pw_uid),
+                    "-g",
+                    str(restd_user.pw_gid),
+                    "-a",
+                    "rest_auth/jwt",
+                    f"{CONTROLLER_IP}:{SLURMRESTD_PORT}",
+                ]
+            ),
+            self.root / "log" / "slurmrestd.stdout",
+            {**self.env, "SLURM_JWT": "daemon"},
+            self._restd_answers,
+        )
+        self.teardown.push("slurmrestd", self.restd.stop)
+        self.restd.start()
+
+    def _restd_answers(self) -> bool:
+        probe = run(
+            "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", f"{REST_URL}/openapi/v3", check=False
+        )
+        return probe.stdout.strip() not in ("", "000")
