@@ -1,0 +1,91 @@
+"""A compute node's own Slurm files: its `slurmd -Z --conf` line and its health check.
+
+Compute nodes register as dynamic nodes, each passing the line for its group; the
+health check runs as slurmd's HealthCheckProgram and, with --pre-join, in the
+bootstrap before the node joins.
+"""
+
+from __future__ import annotations
+
+from gpucluster import names
+from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.rendering import render
+from gpucluster.resolved import ResolvedCluster, ResolvedGroup
+from gpucluster.slurm.health_probes import FABRIC_MANAGER_UNIT, KILL_GRACE_SECONDS
+from gpucluster.slurm.partitions import real_memory_mib
+from gpucluster.slurm.site import SlurmSite
+
+TEMPLATE_DIR = "slurm"
+
+
+def node_name(group: str, instance_id: str) -> str:
+    """The Slurm node name of an instance (names.compute_node_name), stable for its lifetime."""
+    return names.compute_node_name(group, instance_id)
+
+
+def gres(group: ComputeGroupConfig) -> str:
+    instance = group.instance
+    return f"gpu:{instance.slurm_gpu_type}:{instance.gpu_count}"
+
+
+def slurmd_conf_line(resolved: ResolvedCluster, group: ResolvedGroup) -> str:
+    """The `--conf` string a compute node of `group` passes to `slurmd -Z`.
+
+    `slurmd --conf` takes node-line syntax except NodeName and Port (slurmd(8)). The GRES
+    count and type are what NVML must find (gres.conf: AutoDetect=nvml). A type with a
+    verified layout (catalog `gpu_sockets`) registers it as Sockets, CoresPerSocket and
+    ThreadsPerCore, and slurmctld refuses a node whose hardware has fewer ("INVALID_REG", "Low
+    socket*core*thread count": AWS PCS user guide, troubleshooting-invalid-registration),
+    which the bootstrap's registration wait reports, so a binding never meets other
+    hardware silently. Other types give
+    no layout and slurmd reports what it detects. CPUs is never given: without the full
+    layout it replaces the detected topology with one socket per CPU (seen on 22.05:
+    "SocketsPerBoard=192:1(hw) CoresPerSocket=1:2(hw)"), and with it Slurm derives it.
+    """
+    check_member(resolved, group)
+    instance = group.instance
+    features = f"{group.feature},{instance.name}"
+    line = f"Gres={gres(group.config)} Feature={features} RealMemory={real_memory_mib(group.config)}"
+    if instance.gpu_sockets is None:
+        return line
+    layout = instance.gpu_sockets.layout
+    return (
+        f"{line} Sockets={layout.sockets} CoresPerSocket={layout.cores_per_socket} "
+        f"ThreadsPerCore={layout.threads_per_core}"
+    )
+
+
+def check_member(resolved: ResolvedCluster, group: ResolvedGroup) -> None:
+    if group not in resolved.groups:
+        raise ValueError(f"compute group {group.name} is not part of cluster {resolved.name}")
+
+
+def required_mounts(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> list[str]:
+    mounts = ["/home"]
+    if cfg.storage.fsx_lustre is not None:
+        mounts.append(cfg.storage.fsx_lustre.mount_point)
+    return [f"{site.mount_root}{mount}" for mount in mounts]
+
+
+def render_healthcheck(resolved: ResolvedCluster, group: ResolvedGroup, site: SlurmSite = SlurmSite()) -> str:
+    """The HealthCheckProgram for nodes of `group` (also run by the bootstrap with --pre-join)."""
+    check_member(resolved, group)
+    instance = group.instance
+    mounts = required_mounts(resolved.config, site)
+    site.probe_timeouts.check_budget(len(mounts))
+    return render(
+        f"{TEMPLATE_DIR}/healthcheck.sh.j2",
+        cluster=resolved.name,
+        group=group.name,
+        instance_type=instance.name,
+        gpu_count=instance.gpu_count,
+        efa_count=group.efa_count,
+        nvswitch=instance.nvswitch,
+        fabric_manager_unit=FABRIC_MANAGER_UNIT,
+        mounts=mounts,
+        timeouts=site.probe_timeouts,
+        kill_grace=KILL_GRACE_SECONDS,
+        munge_socket=site.munge_socket,
+        tool_path=site.healthcheck_path,
+        slurm_conf=site.healthcheck_slurm_conf,
+    )
