@@ -201,3 +201,18 @@ def test_munge_key_lands_root_only_and_nowhere_else(tmp_path: Path) -> None:
         if MUNGE_SECRET.encode() in data and name != "etc/munge/munge.key"
     ]
     assert leaked == []
+
+
+def test_a_new_munge_key_replaces_the_old_one_and_restarts_munge_once(tmp_path: Path) -> None:
+    node = Node(tmp_path, example("default"))
+    assert node.run("compute", "gpu").returncode == 0
+    key = node.root / "etc/munge/munge.key"
+    same = node.run("compute", "gpu")
+    assert not same.called("systemctl restart munge"), "the same key restarts nothing"
+    node.secret_file.write_text("N" * 64)
+    rotated = node.run("compute", "gpu")
+    assert rotated.returncode == 0, rotated.output
+    assert key.read_text() == "N" * 64
+    assert stat.S_IMODE(key.stat().st_mode) == 0o400
+    assert rotated.called("systemctl restart munge")
+    assert not list(key.parent.glob(".munge.key.*")), "no temporary file is left"

@@ -40,6 +40,25 @@ write_if_changed() {
   return 0
 }
 
+# replace_if_changed FRESH TARGET MODE OWNER: FRESH is a private file the caller wrote beside
+# TARGET (mktemp in TARGET's directory, so the mv is atomic and no reader sees half a file).
+# It replaces TARGET unless TARGET already holds the same bytes, in which case it is removed;
+# either way TARGET ends with MODE and OWNER. Returns 0 when TARGET was replaced, 1 when not,
+# so callers restart a service only after a real change.
+replace_if_changed() {
+  local fresh="$1" target="$2" mode="$3" owner="$4" replaced=1
+  if [[ -f "${target}" ]] && cmp -s "${fresh}" "${target}"; then
+    rm -f "${fresh}"
+  else
+    chmod "${mode}" "${fresh}"
+    mv "${fresh}" "${target}"
+    replaced=0
+  fi
+  chown "${owner}" "${target}"
+  chmod "${mode}" "${target}"
+  return "${replaced}"
+}
+
 # Appends a line to a file unless it is already there.
 ensure_line() {
   local file="${R}$1" line="$2"

@@ -18,14 +18,9 @@ install_munge_key() {
     rm -f "${fresh}"
     die "secret ${MUNGE_SECRET} holds ${size} bytes; munge needs at least 32. Redeploy the Storage stack to regenerate it"
   fi
-  if [[ -f "${key}" ]] && cmp -s "${fresh}" "${key}"; then
-    rm -f "${fresh}"
-  else
-    mv "${fresh}" "${key}"
+  if replace_if_changed "${fresh}" "${key}" 0400 munge:munge; then
     changed=yes
     log "munge key installed from ${MUNGE_SECRET}"
   fi
-  chown munge:munge "${key}"
-  chmod 0400 "${key}"
   ensure_service munge "${changed}"
 }
