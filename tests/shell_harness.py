@@ -22,7 +22,6 @@ from gpucluster.bootstrap.container_runtime import enroot_downloads, pyxis_downl
 from gpucluster.config import ClusterConfig
 from gpucluster.resolved import resolve
 from gpucluster.resolved.node_layout import NODE_LAYOUT
-from gpucluster.slurm.accounting import RDS_CA_BUNDLE_URL
 from gpucluster.slurm.build import NodeBuild
 from gpucluster.slurm.conf import SlurmSite
 from gpucluster.slurm_release import PINNED_SLURM
@@ -44,7 +43,6 @@ DB_SECRET_ARN = (
     "arn:aws:secretsmanager:{region}:123456789012:secret:gpucluster/{name}/accounting-db-0123456789ab-AbCdEf"
 )
 DB_PASSWORD = "Pw4DbPASSWORDSENTINEL0123456789"
-RDS_CA_FIXTURE = b"-----BEGIN CERTIFICATE-----\nMIIBfixture\n-----END CERTIFICATE-----\n"
 DB_HOST = "gpucluster-demo-accounting-0123.cabcdefghijk.us-east-2.rds.amazonaws.com"
 
 # Packages the Deep Learning AMI ships that the kernel pin holds.
@@ -174,7 +172,6 @@ class Node:
             Path(pyxis.url).name: pyxis_fixture(self.cfg.software.pyxis_version),
             Path(node_logs.CLOUDWATCH_AGENT.url).name: fixture_bytes("amazon-cloudwatch-agent.deb"),
             Path(lustre_client.KEY_URL).name: f"pub {self.lustre_key_fingerprint}\n".encode(),
-            Path(RDS_CA_BUNDLE_URL).name: RDS_CA_FIXTURE,
         }
         for name, data in files.items():
             if name in self.corrupt_downloads:

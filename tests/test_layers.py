@@ -35,6 +35,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.job_output": 0,
     # where gpucluster keeps its files on a node (the config refuses a mount point over it)
     "gpucluster.node_root": 0,
+    # the vendored RDS CA bundle, its pin and the regions it covers (the config refuses others)
+    "gpucluster.rds_ca": 0,
     # the config model and its reader, the names derived from it, the Jinja environment
     "gpucluster.config": 1,
     "gpucluster.names": 1,

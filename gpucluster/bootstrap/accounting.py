@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from gpucluster import rds_ca
 from gpucluster.resolved import ResolvedCluster
 from gpucluster.slurm import accounting
 from gpucluster.slurm import conf as slurm_conf
-from gpucluster.slurm.accounting import RDS_CA_BUNDLE_URL
 from gpucluster.slurm.conf import SlurmSite
 
 # The desired accounts (gpucluster.agents.accounts' JSON), a bundle file the agent reads in place.
@@ -33,9 +33,11 @@ class AccountingBoot:
     assoc_usage: str
     accounts_state: str
     agent: str
-    # The CA bundle slurmdbd checks the database's certificate against, and where it comes from.
+    # The CA bundle slurmdbd checks the database's certificate against, the bundle file it is
+    # installed from and that file's pinned sha256 (gpucluster.rds_ca), which the head checks.
     database_ca: str
-    database_ca_url: str
+    database_ca_source: str
+    database_ca_sha256: str
 
 
 def accounting_boot(resolved: ResolvedCluster, site: SlurmSite) -> AccountingBoot:
@@ -53,8 +55,17 @@ def accounting_boot(resolved: ResolvedCluster, site: SlurmSite) -> AccountingBoo
         accounts_state=ACCOUNTS_STATE,
         agent=AGENT,
         database_ca=(settings.tls_ca_file or "") if settings is not None else "",
-        database_ca_url=RDS_CA_BUNDLE_URL,
+        database_ca_source=rds_ca.BUNDLE_PATH,
+        database_ca_sha256=rds_ca.RDS_CA_BUNDLE_SHA256,
     )
+
+
+def database_ca_file(resolved: ResolvedCluster) -> dict[str, str]:
+    """The bundle's copy of RDS's CA bundle, when the cluster has a database of its own."""
+    settings = accounting.accounting_settings(resolved)
+    if settings is None or not settings.tls_ca_file:
+        return {}
+    return {rds_ca.BUNDLE_PATH: rds_ca.bundle_text()}
 
 
 def accounts_file(resolved: ResolvedCluster) -> dict[str, str]:

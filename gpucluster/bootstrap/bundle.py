@@ -90,7 +90,12 @@ def bundle_files(
     jobs = {**validation_jobs.job_files(resolved), **torchrun_files(resolved)}
     # Every group's nodes keep the same paths; gpu-env.sh's content is the group's own.
     lib = {group.name: node_lib_files(cfg, group.config) for group in resolved.groups}
-    files = {**_static_sources(), **agents.code, **accounting.accounts_file(resolved)}
+    files = {
+        **_static_sources(),
+        **agents.code,
+        **accounting.accounts_file(resolved),
+        **accounting.database_ca_file(resolved),
+    }
     files["conf/cluster.sh"] = render_cluster_conf(
         resolved,
         site,

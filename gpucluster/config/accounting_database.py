@@ -8,6 +8,7 @@ import re
 
 from pydantic import Field, field_validator
 
+from gpucluster import rds_ca
 from gpucluster.config.fields import StrictModel, SubnetId, fail
 
 # The smallest RDS for MariaDB instance with memory for slurmdbd's InnoDB buffer pool (README:
@@ -85,6 +86,14 @@ def placement_problem(
             "name",
             f"'{cluster}' has two hyphens in a row, which RDS refuses in the database's identifier "
             "(it starts with the cluster's name); rename the cluster",
+        )
+    if region not in rds_ca.COVERED_REGIONS:
+        # slurmdbd would refuse the database's certificate at the head's first connection.
+        return (
+            "accounting.database",
+            f"RDS in {region} signs its certificates with a root CA that the RDS CA bundle this "
+            "gpucluster vendors does not hold (gpucluster/rds_ca.py lists its regions); use a "
+            "gpucluster release that vendors AWS's newer bundle, or accounting.external",
         )
     if existing_vpc and database.subnet_ids is None:
         return (

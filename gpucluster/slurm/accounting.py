@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpucluster import rds_ca
 from gpucluster.agents.accounts import Account, DesiredState, Qos
 from gpucluster.rendering import render
 from gpucluster.resolved import ResolvedCluster
@@ -32,11 +33,10 @@ TRACKED_TRES = ("gres/gpu",)
 ENFORCE = ("associations", "limits", "qos", "safe")
 # The accounting database slurmdbd creates and owns (StorageLoc).
 DATABASE = "slurm_acct_db"
-# RDS signs its servers' certificates with the CAs of this bundle (RDS user guide, "Using
-# SSL/TLS to encrypt a connection"); the head fetches it over HTTPS at boot (lib/accounting.sh)
-# and slurmdbd checks the database against it, which requires TLS (require_secure_transport).
-RDS_CA_BUNDLE_URL = "https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem"
-RDS_CA_BUNDLE = "/etc/slurm/rds-global-bundle.pem"
+# RDS signs its servers' certificates with the CAs of this bundle (gpucluster.rds_ca, vendored
+# and pinned); the head installs it from the bootstrap bundle and slurmdbd checks the database
+# against it, which requires TLS (require_secure_transport).
+RDS_CA_BUNDLE = rds_ca.INSTALLED_PATH
 # JWT signing keys are HS256 secrets; Slurm's guide makes one of 32 random bytes.
 JWT_KEY_BYTES = 32
 

@@ -9,12 +9,13 @@ import hashlib
 import stat
 from pathlib import Path
 
+from gpucluster import rds_ca
 from gpucluster.bootstrap.bundle import bundle_files
 from gpucluster.bootstrap.userdata import bundle_archive
 from gpucluster.config import ClusterConfig
 from gpucluster.resolved import resolve
 from tests.bootstrap_runs import example
-from tests.shell_harness import DB_HOST, DB_PASSWORD, RDS_CA_FIXTURE, Node
+from tests.shell_harness import DB_HOST, DB_PASSWORD, Node
 
 
 def test_head_runs_slurmdbd_with_credentials_from_the_secret_and_is_idempotent(tmp_path: Path) -> None:
@@ -33,10 +34,14 @@ def test_head_runs_slurmdbd_with_credentials_from_the_secret_and_is_idempotent(t
         f"StoragePass={DB_PASSWORD}",
     ]
     assert "Include /etc/slurm/slurmdbd-storage.conf" in conf.read_text().splitlines()
-    # TLS to RDS: slurmdbd checks the server against RDS's CA bundle, fetched over HTTPS.
+    # TLS to RDS: slurmdbd checks the server against RDS's CA bundle, the vendored one from the
+    # bootstrap bundle (no download), world-readable like any CA file, owned by root.
     assert "StorageParameters=SSL_CA=/etc/slurm/rds-global-bundle.pem" in conf.read_text().splitlines()
-    assert (node.root / "etc/slurm/rds-global-bundle.pem").read_bytes() == RDS_CA_FIXTURE
-    assert first.called("curl -fsS --proto =https -o")
+    ca = node.root / "etc/slurm/rds-global-bundle.pem"
+    assert hashlib.sha256(ca.read_bytes()).hexdigest() == rds_ca.RDS_CA_BUNDLE_SHA256
+    assert stat.S_IMODE(ca.stat().st_mode) == 0o644
+    assert f"chown root:root {ca}" in first.calls
+    assert not [call for call in first.called("curl") if "rds" in call]
     assert DB_PASSWORD not in first.output
     assert not [name for name, text in node.files.items() if DB_PASSWORD in text]
     assert (
@@ -58,6 +63,29 @@ def test_head_runs_slurmdbd_with_credentials_from_the_secret_and_is_idempotent(t
     assert node.tree() == before
     for again in ("sacctmgr -i add cluster", "systemctl restart slurmctld", "systemctl restart slurmdbd"):
         assert not second.called(again), again
+
+
+def test_a_ca_bundle_that_is_not_the_pinned_one_stops_the_boot_before_slurmdbd(tmp_path: Path) -> None:
+    node = Node(tmp_path, example("mixed"), gpus=0, efa=0, nvme_mounted=False)
+    shipped = node.bundle / rds_ca.BUNDLE_PATH
+    shipped.write_text(shipped.read_text().replace("MII", "MIJ", 1))
+    run = node.run("head")
+    assert run.returncode != 0
+    assert f"does not have the pinned sha256 {rds_ca.RDS_CA_BUNDLE_SHA256}" in run.output
+    assert not (node.root / "etc/slurm/rds-global-bundle.pem").exists()
+    assert not run.called("systemctl start slurmdbd")
+
+
+def test_a_changed_ca_bundle_replaces_the_installed_one_and_restarts_slurmdbd(tmp_path: Path) -> None:
+    node = Node(tmp_path, example("mixed"), gpus=0, efa=0, nvme_mounted=False)
+    assert node.run("head").returncode == 0
+    installed = node.root / "etc/slurm/rds-global-bundle.pem"
+    installed.write_text("an older bundle\n")
+    run = node.run("head")
+    assert run.returncode == 0, run.output
+    assert hashlib.sha256(installed.read_bytes()).hexdigest() == rds_ca.RDS_CA_BUNDLE_SHA256
+    assert run.called("systemctl restart slurmdbd")
+    assert not list(installed.parent.glob("rds-global-bundle.pem.*")), "no temporary file is left"
 
 
 def test_a_slurmdbd_that_does_not_answer_stops_the_boot_saying_where_to_look(tmp_path: Path) -> None:

@@ -179,6 +179,12 @@ REFUSED = {
         "accounting.database.second_availability_zone",
     ),
     "cluster-name-rds-refuses": (with_accounting({"database": {}}, name="a--b"), "name"),
+    # A region newer than the vendored RDS CA bundle (gpucluster.rds_ca): slurmdbd could not
+    # check the database's certificate.
+    "region-the-ca-bundle-does-not-cover": (
+        with_accounting({"database": {}}, region="ap-east-2", availability_zone="ap-east-2a"),
+        "accounting.database",
+    ),
 }
 
 

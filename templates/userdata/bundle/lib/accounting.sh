@@ -43,14 +43,10 @@ print(f"StorageUser={user}\nStoragePass={word}")
     rm -f "${fresh}"
     die "cannot read the accounting database's user and password from secret ${ACCOUNTING_DB_SECRET}; the head role needs secretsmanager:GetSecretValue on it, and the secret holds JSON with username and password"
   fi
-  if [[ -f "${target}" ]] && cmp -s "${fresh}" "${target}"; then
-    rm -f "${fresh}"
-  else
-    mv "${fresh}" "${target}"
+  if replace_if_changed "${fresh}" "${target}" 0600 slurm:slurm; then
     SLURMDBD_CONFIG_CHANGED=yes
     log "wrote ${SLURMDBD_STORAGE_CONF} from ${ACCOUNTING_DB_SECRET}"
   fi
-  chown slurm:slurm "${target}"
 }
 
 # The update path writes no database credentials: a head whose cluster turned accounting
@@ -62,26 +58,22 @@ require_accounting_setup() {
     die "accounting.database is on but this head has no ${SLURMDBD_STORAGE_CONF} yet: run its bootstrap once (sudo ${BUNDLE_DIR}/bin/bootstrap.sh --role head), which sets slurmdbd up; the new Slurm files are not installed until then"
 }
 
-# The CA bundle of RDS's server certificates, over HTTPS (the image's trust store checks the
-# download); slurmdbd checks the database against it (StorageParameters=SSL_CA=...).
-fetch_database_ca() {
+# RDS's CA bundle (gpucluster.rds_ca: vendored, its provenance there) from the bootstrap bundle,
+# refused unless it has the pinned sha256; slurmdbd checks the database's certificate against it
+# (StorageParameters=SSL_CA=...). No download: the file AWS serves changes when a region opens.
+install_database_ca() {
   own_slurmdbd || return 0
-  local fresh
+  local source="${BUNDLE_DIR}/${DATABASE_CA_SOURCE}" fresh
+  [[ -f "${source}" ]] || die "bundle file ${DATABASE_CA_SOURCE} is missing; the bundle is corrupt, redeploy the Cluster stack"
+  sha256sum --check --status <<<"${DATABASE_CA_SHA256}  ${source}" ||
+    die "the bundle's ${DATABASE_CA_SOURCE} does not have the pinned sha256 ${DATABASE_CA_SHA256}; it is not the RDS CA bundle gpucluster vendors, so slurmdbd would not trust the database. Redeploy the Cluster stack"
   mkdir -p "$(dirname "${R}${DATABASE_CA}")"
   fresh="$(mktemp "${R}${DATABASE_CA}.XXXXXX")"
-  if ! retry AWS_RETRIES curl -fsS --proto =https -o "${fresh}" "${DATABASE_CA_URL}" ||
-    ! grep -q -- "-----BEGIN CERTIFICATE-----" "${fresh}"; then
-    rm -f "${fresh}"
-    die "cannot fetch the database's CA bundle ${DATABASE_CA_URL}; the head needs HTTPS out (its subnet's NAT)"
+  cp "${source}" "${fresh}"
+  if replace_if_changed "${fresh}" "${R}${DATABASE_CA}" 0644 root:root; then
+    SLURMDBD_CONFIG_CHANGED=yes
+    log "installed ${DATABASE_CA} (sha256 ${DATABASE_CA_SHA256} verified)"
   fi
-  chmod 0644 "${fresh}"
-  if [[ -f "${R}${DATABASE_CA}" ]] && cmp -s "${fresh}" "${R}${DATABASE_CA}"; then
-    rm -f "${fresh}"
-    return 0
-  fi
-  mv "${fresh}" "${R}${DATABASE_CA}"
-  SLURMDBD_CONFIG_CHANGED=yes
-  log "installed ${DATABASE_CA} from ${DATABASE_CA_URL}"
 }
 
 sacctmgr_answers() { sacctmgr -n show cluster >/dev/null 2>&1; }

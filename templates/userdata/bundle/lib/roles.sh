@@ -115,7 +115,7 @@ run_head() {
   step install_controller_files
   step install_slurmdbd_conf
   step write_database_credentials
-  step fetch_database_ca
+  step install_database_ca
   step start_slurmdbd
   step register_cluster
   step start_slurmctld
