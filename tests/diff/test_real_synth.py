@@ -88,3 +88,30 @@ def test_real_throughput_login_type_and_count_changes_are_safe(synthesized, defa
     assert {c.kind for c in report.changes} == {ChangeKind.MODIFIED}
     assert report.blocking == ()
     assert report.exit_code == 0
+
+
+def test_turning_accounting_on_keeps_the_head_node(synthesized, tmp_path):
+    """The head carries its own security group on every cluster, so accounting adds only the
+    database's group and its rule naming the head's group: the head's SecurityGroupIds, which
+    the resource schema says may replace it, stay as they are."""
+    import yaml
+
+    from gpucluster.config import ClusterConfig
+    from gpucluster.synth.app import synthesize
+
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["accounting"] = {"database": {}}
+    after = synthesize(ClusterConfig.model_validate(data), tmp_path / "accounting").templates
+    report = diff_templates(synthesized["default"].templates, after, region=REGION)
+    heads = [c for c in report.changes if c.resource_type == "AWS::EC2::Instance" and "Head" in c.logical_id]
+    assert all("SecurityGroupIds" not in change.changed for change in heads), heads
+    assert not report.blocking, [
+        (c.logical_id, c.kind, c.may_replace, c.replaced_by) for c in report.blocking
+    ]
+    assert report.exit_code == 0
+    database_rule = next(
+        c
+        for c in report.changes
+        if c.resource_type == "AWS::EC2::SecurityGroupIngress" and "Database" in c.logical_id
+    )
+    assert database_rule.kind == ChangeKind.ADDED

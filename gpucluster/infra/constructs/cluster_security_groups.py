@@ -33,8 +33,8 @@ class ClusterSecurityGroupsProps:
     vpc_id: str
     # FSx for Lustre with EFA: its servers and the nodes exchange all traffic.
     efa_lustre: bool = False
-    # The accounting database's port: a group for the head and one for the database that
-    # admits the head alone on it; None: no database.
+    # The accounting database's port: a group for the database that admits the head's group
+    # alone on it; None: no database.
     database_port: int | None = None
 
 
@@ -42,7 +42,7 @@ class ClusterSecurityGroups(Construct):
     nodes: Resource
     efa: Resource
     storage: Resource
-    head: Resource | None
+    head: Resource
     database: Resource | None
 
     def __init__(self, scope: Construct, id: str, props: ClusterSecurityGroupsProps) -> None:
@@ -105,9 +105,14 @@ class ClusterSecurityGroups(Construct):
                 "NodesFromEfaLustre", self.nodes, self.storage, "EFA-enabled Lustre servers to clients"
             )
 
-        self.head = self.database = None
+        # The head's own group, on every cluster: rules that admit the head alone name it. Were it
+        # added with the first such rule, the head instance's SecurityGroupIds would change, which
+        # the EC2 instance schema lists among the properties that may replace it; this way turning
+        # accounting on (or opening a port on the head) changes rules only. Its logical id is
+        # pinned in the network stack; its description must not change (it is create-only).
+        self.head = group("Head", "the head node alone, for rules that name only the head", None)
+        self.database = None
         if props.database_port is not None:
-            self.head = group("Head", "head node, the only client of the accounting database", None)
             # No egress: a database never opens connections (the rule below matches nothing).
             self.database = group(
                 "Database", "Slurm accounting database, from the head node only", [NO_EGRESS]

@@ -43,7 +43,7 @@ class ClusterStack(cdk.Stack):
         subnet_id: str,
         nodes_security_group_id: str,
         efa_security_group_id: str,
-        head_security_group_id: str | None = None,
+        head_security_group_id: str,
         **kwargs: Any,  # cdk.StackProps keywords (env, description, ...)
     ) -> None:
         super().__init__(scope, id, **kwargs)
@@ -108,7 +108,7 @@ class ClusterStack(cdk.Stack):
                 subnet_id=subnet_id,
                 instance_profile_arn=roles.instance_profiles[role].att("Arn"),
                 security_group_ids=[nodes_security_group_id]
-                + ([head_security_group_id] if role == "head" and head_security_group_id else []),
+                + ([head_security_group_id] if role == "head" else []),
                 user_data=user_data,
                 cluster_tags=resolved.tags,
             )

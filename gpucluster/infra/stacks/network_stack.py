@@ -53,12 +53,11 @@ class NetworkStack(cdk.Stack):
         if self.network.created_subnet is not None:
             self.network.created_subnet.override_logical_id("NodeSubnet")
         # The database's subnet group and security group hold it in place the same way.
-        self.head_security_group_id: str | None = None
+        groups.head.override_logical_id("HeadSecurityGroup")
+        self.head_security_group_id: str = groups.head.att("GroupId")
         self.database_security_group_id: str | None = None
-        if groups.head is not None and groups.database is not None:
-            groups.head.override_logical_id("HeadSecurityGroup")
+        if groups.database is not None:
             groups.database.override_logical_id("DatabaseSecurityGroup")
-            self.head_security_group_id = groups.head.att("GroupId")
             self.database_security_group_id = groups.database.att("GroupId")
         for index, subnet in enumerate(self.network.database_subnets, start=1):
             subnet.override_logical_id(f"DatabaseSubnet{index}")

@@ -53,10 +53,17 @@ def _from(built, target, source) -> list[dict[str, Any]]:
     ]
 
 
-def test_three_groups_in_the_given_vpc(plain):
+def test_four_groups_in_the_given_vpc(plain):
     groups = plain.resources("AWS::EC2::SecurityGroup")
-    assert len(groups) == 3
+    assert len(groups) == 4
     assert {g["Properties"]["VpcId"] for g in groups.values()} == {VPC_ID}
+
+
+def test_the_head_has_its_own_group_without_a_database_and_it_admits_nothing(plain):
+    # Present on every cluster, so a later rule naming the head changes no instance.
+    head = plain.construct.head
+    assert plain.construct.database is None
+    assert not [rule for rule in _rules(plain, "Ingress") if rule["GroupId"] == group_id(plain, head)]
 
 
 def test_the_efa_group_allows_all_traffic_from_and_to_itself(plain):

@@ -137,7 +137,7 @@ def test_examples_without_accounting_have_no_database(synthesized, example_confi
             continue
         for role in ("network", "storage", "cluster"):
             text = json.dumps(stack(synthesized, example, role))
-            assert "AWS::RDS::" not in text and "HeadSecurityGroup" not in text, (example, role)
+            assert "AWS::RDS::" not in text and "DatabaseSecurityGroup" not in text, (example, role)
 
 
 def test_an_existing_vpc_gives_the_database_its_listed_subnets(tmp_path, example_configs):
