@@ -11,8 +11,9 @@ from pydantic import Field, field_validator
 from gpucluster import rds_ca
 from gpucluster.config.fields import StrictModel, SubnetId, fail
 
-# The smallest RDS for MariaDB instance with memory for slurmdbd's InnoDB buffer pool (README:
-# Accounting), and gp3's smallest volume for MariaDB.
+# The cheapest RDS for MariaDB instance that carries a cluster's slurmdbd (README: Accounting;
+# its 2 GiB hold a buffer pool below Slurm's 4 GiB advice, which slurmdbd logs), and gp3's
+# smallest volume for MariaDB.
 DEFAULT_INSTANCE_CLASS = "db.t4g.small"
 MIN_STORAGE_GIB = 20
 MAX_STORAGE_GIB = 65536

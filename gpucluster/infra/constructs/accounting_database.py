@@ -26,9 +26,21 @@ from gpucluster.infra.constructs.nag import acknowledge
 
 PASSWORD_LENGTH = 32
 PASSWORD_KEY = "password"
-# slurmdbd's documented MariaDB settings (Slurm's accounting page) that RDS lets a parameter
-# group set; TLS on every connection.
-PARAMETERS = {"innodb_lock_wait_timeout": "900", "require_secure_transport": "1"}
+# slurmdbd's MariaDB settings (Slurm 25.11's accounting page, "Slurm Accounting Configuration
+# Before Build"; slurmdbd logs "Database settings not recommended values: ..." at start when one
+# is below half its advice, as_mysql _check_database_variables): a 900 s lock wait, packets of
+# at least 16 MiB, and a buffer pool that takes what the instance has: RDS's own default
+# formula, written out so it is plain and tested (about 1.2 GiB on the default db.t4g.small,
+# below Slurm's 4 GiB advice, which is for large, long-lived databases; slurmdbd then logs the
+# buffer pool line and runs: README, Accounting). innodb_log_file_size stays at RDS's default,
+# 128 MiB, above slurmdbd's 64 MiB check (Slurm's 25 % of the pool would be about 300 MiB, with
+# longer crash recovery). TLS on every connection.
+PARAMETERS = {
+    "innodb_buffer_pool_size": "{DBInstanceClassMemory*3/4}",
+    "innodb_lock_wait_timeout": "900",
+    "max_allowed_packet": str(16 * 1024 * 1024),
+    "require_secure_transport": "1",
+}
 
 
 @dataclass(frozen=True)

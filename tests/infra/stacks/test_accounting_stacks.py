@@ -12,6 +12,7 @@ from gpucluster.config import ClusterConfig
 from gpucluster.synth.app import synthesize
 from tests.conftest import resources_of
 from tests.infra.stacks.stack_templates import stack
+from tests.integration.accounting_daemons import SUITE_DATABASE_SETTINGS
 
 EXAMPLE = "mixed"
 
@@ -45,6 +46,21 @@ def test_tls_is_required(templates):
     parameters = t["storage"]["Resources"]["AccountingDatabaseParameters"]["Properties"]
     assert parameters["Parameters"]["require_secure_transport"] == "1"
     assert parameters["Family"].startswith("mariadb")
+
+
+def test_slurmdbds_database_settings_are_in_the_parameter_group(templates):
+    _, t = templates
+    parameters = t["storage"]["Resources"]["AccountingDatabaseParameters"]["Properties"]["Parameters"]
+    # Slurm's accounting page and slurmdbd's start-up check (as_mysql _check_database_variables).
+    assert int(parameters["innodb_lock_wait_timeout"]) >= 900
+    assert int(parameters["max_allowed_packet"]) >= 16 * 1024 * 1024
+    # The buffer pool follows the instance class: RDS evaluates the formula per instance.
+    assert parameters["innodb_buffer_pool_size"] == "{DBInstanceClassMemory*3/4}"
+    # Every value is a string, as RDS's parameter group API takes it.
+    assert all(isinstance(value, str) for value in parameters.values())
+    # The real-Slurm suite's MariaDB runs slurmdbd with the same fixed values.
+    for name in ("innodb_lock_wait_timeout", "max_allowed_packet"):
+        assert SUITE_DATABASE_SETTINGS[name] == parameters[name], name
 
 
 def test_the_password_is_generated_and_only_referenced(templates):
