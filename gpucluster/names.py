@@ -147,12 +147,15 @@ def cdk_assets_bucket(account: str, region: str) -> str:
     return f"cdk-hnb659fds-assets-{account}-{region}"
 
 
+# The parameter whose value every node reads its munge key's secret from (gpucluster diff
+# guards a change of it: nodes booted before and after would hold different keys).
+MUNGE_SECRET_FACT = "munge_secret_arn"
 # accounting_db_*: the database's address, port and password secret, only with accounting.database.
 STORAGE_FACTS = (
     "efs_id",
     "fsx_dns_name",
     "fsx_mount_name",
-    "munge_secret_arn",
+    MUNGE_SECRET_FACT,
     "accounting_db_host",
     "accounting_db_port",
     "accounting_db_secret_arn",

@@ -44,6 +44,12 @@ UserName = Annotated[
 ROOT_ACCOUNT = "root"
 SLURM_DEFAULT_QOS = "normal"
 SLURMDBD_PORT = 6819
+# A secret's full ARN: Secrets Manager appends "-" and six characters to the name, and IAM
+# matches the full ARN, so a partial one would grant nothing.
+_SECRET_ARN = re.compile(
+    r"^arn:(?P<partition>aws|aws-cn|aws-us-gov):secretsmanager:(?P<region>[a-z]{2}(?:-[a-z]+)+-\d):"
+    r"\d{12}:secret:[A-Za-z0-9/_+=.@-]{1,512}-[A-Za-z0-9]{6}$"
+)
 _HOST = re.compile(
     r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
 )
@@ -144,8 +150,28 @@ class AccountingConfig(StrictModel):
         description=f"host:port of an existing slurmdbd (port default {SLURMDBD_PORT}); it must trust this "
         "cluster's munge key.",
     )
+    munge_key_secret: str | None = Field(
+        default=None,
+        description="ARN of an existing Secrets Manager secret holding the munge key, read by every "
+        "node instead of the key the Storage stack generates: the same secret on every cluster that "
+        "shares one slurmdbd (slurmdbd accepts only credentials signed with its own key). Full ARN, "
+        "in the cluster's region; the secret's own policy must let this cluster's roles read it.",
+    )
     accounts: list[AccountConfig] = Field(default_factory=list)
     qos: list[QosConfig] = Field(default_factory=list)
+
+    @field_validator("munge_key_secret")
+    @classmethod
+    def _secret_arn(cls, value: str | None) -> str | None:
+        if value is not None and not _SECRET_ARN.match(value):
+            raise fail(
+                "munge_key_secret",
+                f"'{value}' is not the full ARN of a Secrets Manager secret; copy it from `aws "
+                "secretsmanager describe-secret --secret-id NAME --query ARN` (it ends in - and six "
+                "characters), e.g. "
+                "arn:aws:secretsmanager:us-east-2:123456789012:secret:shared/munge-key-AbCdEf",
+            )
+        return value
 
     @field_validator("external")
     @classmethod
@@ -195,6 +221,31 @@ class AccountingConfig(StrictModel):
             for user in account.users:
                 chosen.setdefault(user, account.name)
         return chosen
+
+
+def munge_secret_region_problem(arn: str, region: str) -> str | None:
+    """What is wrong with a munge key secret outside the cluster's region or partition: nodes
+    ask Secrets Manager in their own region, and IAM grants no role across partitions."""
+    found = _SECRET_ARN.match(arn)
+    if found is None:
+        return None  # the field's own validator names the shape
+    partition, secret_region = found.group("partition"), found.group("region")
+    want = _partition(region)
+    if secret_region != region or partition != want:
+        return (
+            f"the secret is in {partition}/{secret_region}, the cluster in {want}/{region}; nodes read "
+            f"the munge key in their own region: replicate the secret to {region} (aws secretsmanager "
+            "replicate-secret-to-regions) and give the replica's ARN"
+        )
+    return None
+
+
+def _partition(region: str) -> str:
+    if region.startswith("cn-"):
+        return "aws-cn"
+    if region.startswith("us-gov-"):
+        return "aws-us-gov"
+    return "aws"
 
 
 def _repeated(names: list[str]) -> list[str]:

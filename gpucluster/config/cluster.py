@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from gpucluster.agents.cluster_names import CLUSTER_NAME
 from gpucluster.config import subnet_addresses
-from gpucluster.config.accounting import AccountingConfig
+from gpucluster.config.accounting import AccountingConfig, munge_secret_region_problem
 from gpucluster.config.accounting_database import placement_problem
 from gpucluster.config.fields import StrictModel, fail, fail_at, matching
 from gpucluster.config.image import ImageConfig
@@ -128,6 +128,10 @@ class ClusterConfig(StrictModel):
         return self
 
     def _accounting_placement(self) -> None:
+        secret = None if self.accounting is None else self.accounting.munge_key_secret
+        wrong_region = None if secret is None else munge_secret_region_problem(secret, self.region)
+        if wrong_region:
+            raise fail_at("accounting.munge_key_secret", wrong_region)
         database = None if self.accounting is None else self.accounting.database
         if database is None:
             return

@@ -10,7 +10,7 @@ from typing import Any
 from gpucluster.diff.property_rules import documented_replacements
 from gpucluster.diff.resource_schemas import stateful_types, update_rules
 from gpucluster.diff.template_values import MISSING, changed_paths, property_name, value_at
-from gpucluster.names import HEAD_NODE_ID
+from gpucluster.names import HEAD_NODE_ID, MUNGE_SECRET_FACT
 
 RETAINING_POLICIES = frozenset({"Retain", "RetainExceptOnCreate", "Snapshot"})
 # Resource attributes whose change CloudFormation applies; DependsOn only orders work.
@@ -29,6 +29,17 @@ def is_head_node(logical_id: str, resource: dict[str, Any]) -> bool:
     """The Cluster stack's only standalone instance; CDK starts its logical ID with the
     construct id (names.HEAD_NODE_ID), which is kept fixed for that reason."""
     return resource.get("Type") == HEAD_NODE_TYPE and logical_id.startswith(HEAD_NODE_ID)
+
+
+def is_munge_key_pointer(resource: dict[str, Any]) -> bool:
+    """The Storage stack's parameter naming the munge key's secret, which every node reads at
+    boot: a new value is a new key for the nodes that boot after the deploy only."""
+    name = resource.get("Properties", {}).get("Name")
+    return (
+        resource.get("Type") == "AWS::SSM::Parameter"
+        and isinstance(name, str)
+        and name.endswith(f"/{MUNGE_SECRET_FACT}")
+    )
 
 
 def is_stateful(resource: dict[str, Any]) -> bool:

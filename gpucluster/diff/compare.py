@@ -15,7 +15,7 @@ deploy fails and rolls back whatever is allowed.
 
 from __future__ import annotations
 
-from gpucluster.diff.classify import Assessment, assess, is_head_node, is_stateful
+from gpucluster.diff.classify import Assessment, assess, is_head_node, is_munge_key_pointer, is_stateful
 from gpucluster.diff.normalize import normalize_template
 from gpucluster.diff.property_rules import Refusal, refusals
 from gpucluster.diff.replacements import StackState, follow_replacements
@@ -93,6 +93,7 @@ def _stack_diff(state: StackState, allow: frozenset[str]) -> StackDiff:
                 may_replace=tuple(a.may_replace),
                 allowed=allowed(logical_id),
                 head_node=is_head_node(logical_id, a.before) or is_head_node(logical_id, a.after),
+                munge_key=is_munge_key_pointer(a.after),
                 refusals=_refused(logical_id, a),
             )
         )

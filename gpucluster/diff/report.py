@@ -36,6 +36,8 @@ class ResourceChange:
     may_replace: tuple[str, ...] = ()
     allowed: bool = False
     head_node: bool = False
+    # The parameter that names the munge key's secret (classify.is_munge_key_pointer).
+    munge_key: bool = False
     # Updated in place, but in a way the service refuses (property_rules): the deploy fails.
     refusals: tuple[Refusal, ...] = ()
 
@@ -55,9 +57,20 @@ class ResourceChange:
         return self.head_node and risky
 
     @property
+    def changes_munge_key(self) -> bool:
+        """Nodes would read another munge key: those booted before the deploy keep the old one
+        and cannot authenticate to those booted after, until every node re-runs its bootstrap."""
+        return (
+            self.munge_key
+            and self.kind != ChangeKind.ADDED
+            and any(path == "Value" or path.startswith("Value ") for path in self.changed)
+        )
+
+    @property
     def guarded(self) -> bool:
-        """A change CI stops on unless allowed: data at risk, or the head node replaced."""
-        return self.endangers_data or self.replaces_head
+        """A change CI stops on unless allowed: data at risk, the head node replaced, or a new
+        munge key for the nodes."""
+        return self.endangers_data or self.replaces_head or self.changes_munge_key
 
     @property
     def blocks(self) -> bool:

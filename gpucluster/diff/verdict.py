@@ -6,6 +6,11 @@ from __future__ import annotations
 from gpucluster.diff.report import ChangeKind, DiffReport, ResourceChange
 
 HEAD_REPLACEMENT = "head node will be replaced: running jobs pause, controller restarts"
+MUNGE_KEY_CHANGE = (
+    "the munge key changes: nodes booted before the deploy keep the old key and cannot "
+    "authenticate to nodes booted after it (nor to a shared slurmdbd) until each has re-run its "
+    "bootstrap"
+)
 
 
 def findings(report: DiffReport) -> list[str]:
@@ -16,6 +21,14 @@ def findings(report: DiffReport) -> list[str]:
         for name in report.unused_allowances
     ]
     for change in report.blocking:
+        if change.changes_munge_key and not change.endangers_data:
+            lines.append(
+                f"[bold red]{change.stack}/{change.logical_id}: {MUNGE_KEY_CHANGE}.[/] Drain the "
+                "cluster; after the deploy re-run the bootstrap on the head and login nodes and replace "
+                "the compute nodes (README, Accounting). If that is intended, re-run with "
+                f"--allow-replace {change.logical_id}"
+            )
+            continue
         if not change.endangers_data:
             lines.append(
                 f"[bold red]{change.stack}/{change.logical_id}: {HEAD_REPLACEMENT}.[/] No data is "
@@ -57,6 +70,8 @@ def verdict(report: DiffReport) -> list[str]:
 
 def _allowed_line(change: ResourceChange) -> str:
     where = f"{change.stack}/{change.logical_id} ({change.resource_type})"
+    if change.changes_munge_key and not change.endangers_data:
+        return f"[bold yellow]allowed by --allow-replace: {where}: {MUNGE_KEY_CHANGE}[/]"
     if not change.endangers_data:
         return f"[bold yellow]allowed by --allow-replace: {where}: {HEAD_REPLACEMENT}[/]"
     if change.kind == ChangeKind.RETAINED:

@@ -63,6 +63,9 @@ class ResolvedAccounting:
     # else Slurm's `normal`); user -> default account (the first account that lists the user).
     default_qos: Mapping[str, str]
     default_accounts: Mapping[str, str]
+    # The munge key's secret when the cluster shares one with other clusters (every node reads
+    # it); None: the key the Storage stack generates.
+    munge_key_secret_arn: str | None = None
 
     @property
     def users(self) -> tuple[str, ...]:
@@ -84,6 +87,7 @@ def resolve_accounting(cfg: ClusterConfig) -> ResolvedAccounting | None:
             {account.name: account.resolved_default_qos for account in accounting.accounts}
         ),
         default_accounts=MappingProxyType(accounting.default_accounts()),
+        munge_key_secret_arn=accounting.munge_key_secret,
     )
 
 

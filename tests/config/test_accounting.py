@@ -16,6 +16,7 @@ from tests.conftest import REPO
 DEFAULT = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())
 EXISTING_VPC = {"vpc_id": "vpc-0abc1234def567890", "subnet_id": "subnet-0abc1234def567890"}
 DB_SUBNETS = ["subnet-0aaaa1111bbbb2222", "subnet-0cccc3333dddd4444"]
+SHARED_MUNGE = "arn:aws:secretsmanager:us-east-2:123456789012:secret:shared/munge-key-AbCdEf"
 
 
 def with_accounting(accounting: dict, **top: object) -> dict:
@@ -179,6 +180,32 @@ REFUSED = {
         "accounting.database.second_availability_zone",
     ),
     "cluster-name-rds-refuses": (with_accounting({"database": {}}, name="a--b"), "name"),
+    "munge-secret-by-name": (
+        with_accounting({"external": "dbd:6819", "munge_key_secret": "shared/munge-key"}),
+        "accounting.munge_key_secret",
+    ),
+    "munge-secret-partial-arn": (
+        with_accounting({"external": "dbd:6819", "munge_key_secret": SHARED_MUNGE.removesuffix("-AbCdEf")}),
+        "accounting.munge_key_secret",
+    ),
+    "munge-secret-of-another-service": (
+        with_accounting(
+            {"external": "dbd:6819", "munge_key_secret": SHARED_MUNGE.replace("secretsmanager", "ssm")}
+        ),
+        "accounting.munge_key_secret",
+    ),
+    "munge-secret-in-another-region": (
+        with_accounting(
+            {"external": "dbd:6819", "munge_key_secret": SHARED_MUNGE.replace("us-east-2", "us-west-2")}
+        ),
+        "accounting.munge_key_secret",
+    ),
+    "munge-secret-in-another-partition": (
+        with_accounting(
+            {"external": "dbd:6819", "munge_key_secret": SHARED_MUNGE.replace("arn:aws:", "arn:aws-cn:")}
+        ),
+        "accounting.munge_key_secret",
+    ),
     # A region newer than the vendored RDS CA bundle (gpucluster.rds_ca): slurmdbd could not
     # check the database's certificate.
     "region-the-ca-bundle-does-not-cover": (
@@ -194,6 +221,22 @@ def test_each_mistake_is_one_line_naming_its_field(case):
     found = problems(data)
     assert len(found) == 1, found
     assert found[0].startswith(f"{field}: "), found
+
+
+@pytest.mark.parametrize("source", [{"external": "dbd:6819"}, {"database": {}}])
+def test_a_shared_munge_key_secret_is_resolved_for_either_side(source):
+    resolved = resolve(parsed(with_accounting({**source, "munge_key_secret": SHARED_MUNGE})))
+    assert resolved.accounting is not None
+    assert resolved.accounting.munge_key_secret_arn == SHARED_MUNGE
+
+
+def test_the_wrong_region_is_named_with_how_to_fix_it():
+    (line,) = problems(
+        with_accounting(
+            {"external": "dbd:6819", "munge_key_secret": SHARED_MUNGE.replace("us-east-2", "us-west-2")}
+        )
+    )
+    assert "us-west-2" in line and "replicate-secret-to-regions" in line
 
 
 def test_a_cluster_name_with_two_hyphens_is_fine_without_a_database():

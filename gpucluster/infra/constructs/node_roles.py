@@ -80,6 +80,9 @@ class NodeRolesProps:
     log_group_arn: str
     # The accounting database's password secret, which the head alone reads; None: no database.
     accounting_db_secret_name_pattern: str | None = None
+    # A munge key secret shared with other clusters (accounting.munge_key_secret), read instead
+    # of the one munge_secret_name_pattern names; None: the cluster's own.
+    munge_secret_arn: str | None = None
 
 
 class NodeRoles(Construct):
@@ -101,7 +104,7 @@ class NodeRoles(Construct):
                 arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
             )
 
-        secret_arn = secret_arn_matching(props.munge_secret_name_pattern)
+        secret_arn = props.munge_secret_arn or secret_arn_matching(props.munge_secret_name_pattern)
         parameters_arn = stack.format_arn(
             service="ssm", resource="parameter", resource_name=prefix.lstrip("/") + "/*"
         )

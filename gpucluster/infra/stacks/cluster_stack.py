@@ -78,6 +78,7 @@ class ClusterStack(cdk.Stack):
                 account=cfg.account,
                 parameter_prefix=named.parameter_prefix,
                 munge_secret_name_pattern=named.munge_secret_name_pattern,
+                munge_secret_arn=resolved.accounting.munge_key_secret_arn if resolved.accounting else None,
                 accounting_db_secret_name_pattern=database.secret_name_pattern if database else None,
                 head_image_parameter=named.head_image_parameter,
                 role_name_prefix=named.role_name_prefix,

@@ -61,17 +61,24 @@ class StorageStack(cdk.Stack):
             self.fsx.file_system.override_logical_id("LustreFileSystem")
             facts["fsx_dns_name"] = self.fsx.file_system.att("DNSName")
             facts["fsx_mount_name"] = self.fsx.file_system.att("LustreMountName")
-        self.munge_key = MungeKey(
-            self,
-            "MungeKey",
-            MungeKeyProps(
-                secret_name_prefix=resolved.names.munge_secret_name_prefix,
-                reader_role_name_prefix=resolved.names.role_name_prefix,
-            ),
-        )
-        self.munge_key.secret.override_logical_id("MungeKeySecret")
-        # Ref of a secret is its ARN; nodes read it here instead of guessing the name.
-        facts["munge_secret_arn"] = self.munge_key.secret.ref_token
+        shared_key = resolved.accounting.munge_key_secret_arn if resolved.accounting is not None else None
+        self.munge_key: MungeKey | None = None
+        if shared_key is not None:
+            # Clusters that share one slurmdbd share the munge key it checks; the nodes read the
+            # given secret through the same parameter, so nothing else on them changes.
+            facts["munge_secret_arn"] = shared_key
+        else:
+            self.munge_key = MungeKey(
+                self,
+                "MungeKey",
+                MungeKeyProps(
+                    secret_name_prefix=resolved.names.munge_secret_name_prefix,
+                    reader_role_name_prefix=resolved.names.role_name_prefix,
+                ),
+            )
+            self.munge_key.secret.override_logical_id("MungeKeySecret")
+            # Ref of a secret is its ARN; nodes read it here instead of guessing the name.
+            facts["munge_secret_arn"] = self.munge_key.secret.ref_token
         database = resolved.accounting.database if resolved.accounting is not None else None
         if database is not None and database_security_group_id is not None:
             self.database = AccountingDatabase(

@@ -167,3 +167,34 @@ def test_an_existing_vpc_gives_the_database_its_listed_subnets(tmp_path, example
     )
     assert not resources_of(network, "AWS::EC2::Subnet")
     assert storage["Resources"]["AccountingDatabaseSubnets"]["Properties"]["SubnetIds"] == listed
+
+
+def _statements(template: dict, sid: str) -> list[dict]:
+    return [
+        statement
+        for role in resources_of(template, "AWS::IAM::Role").values()
+        for policy in role["Properties"].get("Policies", [])
+        for statement in policy["PolicyDocument"]["Statement"]
+        if statement.get("Sid") == sid
+    ]
+
+
+def test_a_shared_munge_key_secret_replaces_the_generated_one(tmp_path, example_configs):
+    shared = "arn:aws:secretsmanager:us-east-2:123456789012:secret:shared/munge-key-AbCdEf"
+    data = example_configs["default"].model_dump(mode="json")
+    data["accounting"] = {"external": "slurmdbd.example.internal:6819", "munge_key_secret": shared}
+    templates = synthesize(ClusterConfig.model_validate(data), tmp_path / "out", nag=True).templates
+    storage, cluster = (
+        next(t for n, t in templates.items() if n.endswith(f"-{r}")) for r in ("storage", "cluster")
+    )
+    # No key of its own (nor its resource policy); the nodes' parameter names the shared one.
+    assert not resources_of(storage, "AWS::SecretsManager::Secret")
+    assert not resources_of(storage, "AWS::SecretsManager::ResourcePolicy")
+    parameters = {
+        p["Properties"]["Name"]: p["Properties"]["Value"]
+        for p in resources_of(storage, "AWS::SSM::Parameter").values()
+    }
+    assert parameters["/gpucluster/demo/storage/munge_secret_arn"] == shared
+    # Every role reads that secret and no other munge key.
+    reads = _statements(cluster, "ReadMungeKey")
+    assert len(reads) == 3 and all(statement["Resource"] == shared for statement in reads), reads
