@@ -80,6 +80,8 @@ class NodeRolesProps:
     log_group_arn: str
     # The accounting database's password secret, which the head alone reads; None: no database.
     accounting_db_secret_name_pattern: str | None = None
+    # The REST API's JWT key secret, which the head alone reads; None: no REST API.
+    rest_api_jwt_secret_name_pattern: str | None = None
 
 
 class NodeRoles(Construct):
@@ -172,6 +174,17 @@ class NodeRoles(Construct):
                         )
                     ]
                     if props.accounting_db_secret_name_pattern
+                    else []
+                ),
+                *(
+                    [
+                        Allow(
+                            sid="ReadRestApiJwtKey",
+                            actions=["secretsmanager:GetSecretValue"],
+                            resource=secret_arn_matching(props.rest_api_jwt_secret_name_pattern),
+                        )
+                    ]
+                    if props.rest_api_jwt_secret_name_pattern
                     else []
                 ),
             ],

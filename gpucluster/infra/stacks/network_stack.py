@@ -42,6 +42,11 @@ class NetworkStack(cdk.Stack):
                 vpc_id=self.network.vpc_id,
                 efa_lustre=fsx is not None and fsx.efa,
                 database_port=database.port if database is not None else None,
+                rest_api_port=resolved.rest_api.port if resolved.rest_api is not None else None,
+                rest_api_cidrs=resolved.rest_api.allow_cidrs if resolved.rest_api is not None else (),
+                rest_api_security_groups=resolved.rest_api.allow_security_groups
+                if resolved.rest_api is not None
+                else (),
             ),
         )
         # FSx for Lustre takes its subnet and security group from here; a new
@@ -55,10 +60,11 @@ class NetworkStack(cdk.Stack):
         # The database's subnet group and security group hold it in place the same way.
         self.head_security_group_id: str | None = None
         self.database_security_group_id: str | None = None
-        if groups.head is not None and groups.database is not None:
+        if groups.head is not None:
             groups.head.override_logical_id("HeadSecurityGroup")
-            groups.database.override_logical_id("DatabaseSecurityGroup")
             self.head_security_group_id = groups.head.att("GroupId")
+        if groups.database is not None:
+            groups.database.override_logical_id("DatabaseSecurityGroup")
             self.database_security_group_id = groups.database.att("GroupId")
         for index, subnet in enumerate(self.network.database_subnets, start=1):
             subnet.override_logical_id(f"DatabaseSubnet{index}")
