@@ -38,6 +38,8 @@ class RestApiSite:
     """Where slurmrestd lives on a host; defaults are production (the suite has its own)."""
 
     user: str = names.SLURMRESTD_USER
+    # The user's own group (useradd --user-group), which holds nobody else.
+    group: str = names.SLURMRESTD_USER
     program: str = "/usr/sbin/slurmrestd"
     address_file: str = "/etc/slurm/slurmrestd.address"
 
