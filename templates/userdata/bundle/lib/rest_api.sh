@@ -36,6 +36,8 @@ write_jwt_key() {
   fi
   mv "${fresh}" "${target}"
   CONTROLLER_CONFIG_CHANGED=yes
+  # Read by start_slurmdbd (lib/accounting.sh), which restarts slurmdbd on it.
+  # shellcheck disable=SC2034
   SLURMDBD_CONFIG_CHANGED=yes
   log "wrote ${JWT_KEY} from ${arn}"
 }
