@@ -100,6 +100,22 @@ def accounting_db_identifier_prefix(cfg: ClusterConfig) -> str:
     return f"gpucluster-{cfg.name}-accounting-"
 
 
+# The REST API's JWT signing key (rest_api), retained in the Storage stack like the munge key,
+# so its name takes the same per-stack suffix.
+def rest_api_jwt_secret_name_prefix(cfg: ClusterConfig) -> str:
+    """The JWT key's secret without its per-stack suffix; the head's role alone reads it."""
+    return f"gpucluster/{cfg.name}/rest-api-jwt-key-"
+
+
+def rest_api_jwt_secret_name_pattern(cfg: ClusterConfig) -> str:
+    return _suffixed_secret_pattern(rest_api_jwt_secret_name_prefix(cfg))
+
+
+# The system user slurmrestd runs as on the head: its own, neither root nor SlurmUser, which
+# slurmrestd refuses (slurmrestd(8)), and no member of their groups.
+SLURMRESTD_USER = "slurmrestd"
+
+
 # The MariaDB user slurmdbd connects as (StorageUser; the instance's master user) and its
 # database (StorageLoc: slurmdbd's default name).
 ACCOUNTING_DB_USER = "slurm"
@@ -150,7 +166,8 @@ def cdk_assets_bucket(account: str, region: str) -> str:
 # The parameter whose value every node reads its munge key's secret from (gpucluster diff
 # guards a change of it: nodes booted before and after would hold different keys).
 MUNGE_SECRET_FACT = "munge_secret_arn"
-# accounting_db_*: the database's address, port and password secret, only with accounting.database.
+# accounting_db_*: the database's address, port and password secret, only with accounting.database;
+# rest_api_jwt_secret_arn: the JWT key's secret, only with rest_api.
 STORAGE_FACTS = (
     "efs_id",
     "fsx_dns_name",
@@ -159,6 +176,7 @@ STORAGE_FACTS = (
     "accounting_db_host",
     "accounting_db_port",
     "accounting_db_secret_arn",
+    "rest_api_jwt_secret_arn",
 )
 
 

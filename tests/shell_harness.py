@@ -44,6 +44,11 @@ DB_SECRET_ARN = (
 )
 DB_PASSWORD = "Pw4DbPASSWORDSENTINEL0123456789"
 DB_HOST = "gpucluster-demo-accounting-0123.cabcdefghijk.us-east-2.rds.amazonaws.com"
+JWT_SECRET_ARN = (
+    "arn:aws:secretsmanager:{region}:123456789012:secret:"
+    "gpucluster/{name}/rest-api-jwt-key-0123456789ab-AbCdEf"
+)
+JWT_KEY = "Jw7" + "k" * 20 + "JWTKEYSENTINEL" + "q" * 27
 
 # Packages the Deep Learning AMI ships that the kernel pin holds.
 IMAGE_PACKAGES = {
@@ -124,6 +129,8 @@ class Node:
         self.secret_file.write_text(MUNGE_SECRET)
         self.db_secret_file = self.workdir / "db-secret"
         self.db_secret_file.write_text(f'{{"username": "slurm", "password": "{DB_PASSWORD}"}}')
+        self.jwt_secret_file = self.workdir / "jwt-secret"
+        self.jwt_secret_file.write_text(JWT_KEY)
         self._write_stubs()
         self._write_fixtures()
         self._write_parameters()
@@ -237,6 +244,9 @@ class Node:
             "SIM_SECRET_ARN": MUNGE_SECRET_ARN.format(region=self.cfg.region, name=self.cfg.name),
             "SIM_DB_SECRET_ARN": DB_SECRET_ARN.format(region=self.cfg.region, name=self.cfg.name),
             "SIM_DB_SECRET_FILE": str(self.db_secret_file),
+            "SIM_JWT_SECRET_ARN": JWT_SECRET_ARN.format(region=self.cfg.region, name=self.cfg.name),
+            "SIM_JWT_SECRET_FILE": str(self.jwt_secret_file),
+            "SIM_JWT_PARAMETER": names.storage_parameter(self.cfg, "rest_api_jwt_secret_arn"),
             "SIM_ASSOC_USAGE": f"{self.root}{self.site.state_save_location}/assoc_usage",
             "SIM_LOG_AGENT_CONFIG": names.log_agent_config_parameter(self.cfg),
             "SIM_KERNEL": self.kernel,

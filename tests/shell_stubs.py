@@ -164,6 +164,7 @@ case "$1" in
     fi
     [[ -f "$SIM_STATE/active/$unit" ]] ;;
   enable) touch "$SIM_STATE/enabled/$2" ;;
+  disable) rm -f "$SIM_STATE/enabled/${!#}"; [[ "$2" != --now ]] || rm -f "$SIM_STATE/active/${!#}" ;;
   start|restart)
     [[ "$2" == "${SIM_FAIL_UNIT:-none}" ]] && exit 1
     # slurmctld saves its association usage when it stops.
@@ -182,13 +183,21 @@ case "$1 $2" in
     if [[ " $* " == *" --secret-id ${SIM_DB_SECRET_ARN:-none} "* ]]; then
       cat "$SIM_DB_SECRET_FILE"; echo; exit 0
     fi
+    if [[ " $* " == *" --secret-id ${SIM_JWT_SECRET_ARN:-none} "* ]]; then
+      cat "$SIM_JWT_SECRET_FILE"; echo; exit 0
+    fi
     # Only the ARN the Storage stack publishes names the secret (its name is per stack).
     [[ " $* " == *" --secret-id $SIM_SECRET_ARN "* ]] ||
       { echo "ResourceNotFoundException: $*" >&2; exit 254; }
     cat "$SIM_SECRET_FILE"; echo ;;
   "ssm get-parameters-by-path") cat "$SIM_STATE/ssm" ;;
   # The bundle pointer (names.bundle_parameter) and the bundles it names, as files.
-  "ssm get-parameter") cat "$SIM_STATE/bundle-pointer" ;;
+  "ssm get-parameter")
+    # The REST API's key secret (names.storage_parameter rest_api_jwt_secret_arn).
+    if [[ " $* " == *" --name ${SIM_JWT_PARAMETER:-none} "* ]]; then
+      echo "$SIM_JWT_SECRET_ARN"; exit 0
+    fi
+    cat "$SIM_STATE/bundle-pointer" ;;
   "ssm put-parameter") printf '%s\n' "$*" >>"$SIM_STATE/put-parameters" ;;
   "s3 cp")
     args=("$@"); src="${args[-2]}"; dst="${args[-1]}"
@@ -226,9 +235,14 @@ case "$1" in
 esac
 """,
     "curl": r"""
-url=""; out=""
+url=""; out=""; headers=""
 while (($# > 0)); do
-  case "$1" in -o) out="$2"; shift ;; -H|-X) shift ;; http*) url="$1" ;; esac
+  case "$1" in
+    -o) out="$2"; shift ;;
+    -H) headers="$2"; shift ;;
+    -X | --max-time) shift ;;
+    http*) url="$1" ;;
+  esac
   shift
 done
 case "$url" in
@@ -237,6 +251,10 @@ case "$url" in
   */meta-data/ami-id) echo "ami-0123456789abcdef0" ;;
   */meta-data/local-ipv4) echo "$SIM_LOCAL_IPV4" ;;
   */meta-data/tags/instance/*) exit 22 ;;
+  # slurmrestd's ping: 7 (cannot connect) while SIM_RESTD_DOWN, else 200 for a token header file.
+  */slurm/v0.0.*/ping/)
+    [[ -z "${SIM_RESTD_DOWN:-}" ]] || exit 7
+    [[ "$headers" == @* ]] && grep -q '^X-SLURM-USER-TOKEN: stubtoken' "${headers#@}" || exit 22 ;;
   *)
     src="$SIM_FIXTURES/$(basename "$url")"
     [[ -f "$src" && -n "$out" ]] || exit 22
@@ -325,6 +343,7 @@ case "$1 ${2:-}" in
     fi
     echo "Slurmctld(primary) at demo-head is UP" ;;
   "reconfigure ") [[ -z "${SIM_RECONFIGURE_FAILS:-}" ]] ;;
+  "token username="*) echo "SLURM_JWT=stubtoken" ;;
   "show node")
     if [[ -n "${SIM_UNREGISTERED:-}" || ! -f "$SIM_STATE/active/slurmd" ]]; then
       echo "Node $3 not found"; exit 1

@@ -138,6 +138,16 @@ POLLS: tuple[Poll, ...] = (
         ("head",),
         "slurmdbd creates or upgrades its tables in the accounting database before it answers",
     ),
+    # slurmrestd loads its plugins and answers a token's ping through slurmctld (lib/rest_api.sh).
+    Poll(
+        "SLURMRESTD_START_TIMEOUT",
+        60,
+        2,
+        ("head",),
+        "slurmrestd loads its plugins and answers on the head's private address",
+        probe=5,
+        probe_name="SLURMRESTD_PROBE_TIMEOUT",
+    ),
 )
 
 RETRIES: tuple[Retry, ...] = (

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpucluster.bootstrap import accounting, ssh_adoption
+from gpucluster.bootstrap import accounting, rest_api, ssh_adoption
 from gpucluster.bootstrap.cluster_conf import InstalledFiles, render_cluster_conf
 from gpucluster.bootstrap.container_runtime import COMPUTE_ENROOT, LOGIN_ENROOT, enroot_conf
 from gpucluster.config import ClusterConfig
@@ -109,7 +109,9 @@ def bundle_files(
             lib=sorted(next(iter(lib.values()))),
         ),
     )
-    files.update(_role_tree("head", {**controller, **agents.installed}))
+    files.update(
+        _role_tree("head", {**controller, **agents.installed, **rest_api.head_files(resolved, site)})
+    )
     files.update(
         _role_tree(
             "login",

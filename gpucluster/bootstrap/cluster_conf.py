@@ -36,6 +36,7 @@ from gpucluster.bootstrap.packages import (
     NODE_TOOLS,
     UNATTENDED_BLACKLIST,
 )
+from gpucluster.bootstrap.rest_api import rest_api_boot
 from gpucluster.config import ClusterConfig
 from gpucluster.rendering import render
 from gpucluster.resolved import ResolvedCluster, ResolvedGroup
@@ -260,4 +261,5 @@ def render_cluster_conf(
         files=files,
         ssh_adoption=ssh_adoption.bootstrap_settings(cfg),
         accounting=accounting_boot(resolved, site),
+        rest_api=rest_api_boot(resolved, site),
     )

@@ -30,6 +30,7 @@ from gpucluster.config.nodes import (
     HeadNodeConfig,
     LoginNodesConfig,
 )
+from gpucluster.config.rest_api import RestApiConfig
 from gpucluster.config.software import SoftwareConfig
 from gpucluster.config.storage import FsxLustreConfig, StorageConfig
 from gpucluster.config.validation import ValidationConfig
@@ -56,6 +57,7 @@ __all__ = [
     "OdcrCapacity",
     "OnDemandCapacity",
     "QosConfig",
+    "RestApiConfig",
     "SoftwareConfig",
     "StorageConfig",
     "StrictModel",

@@ -15,6 +15,7 @@ from gpucluster.config.fields import StrictModel, fail, fail_at, matching
 from gpucluster.config.image import ImageConfig
 from gpucluster.config.network import NetworkConfig
 from gpucluster.config.nodes import ComputeGroupConfig, HeadNodeConfig, LoginNodesConfig
+from gpucluster.config.rest_api import RestApiConfig
 from gpucluster.config.software import SoftwareConfig
 from gpucluster.config.storage import StorageConfig
 from gpucluster.config.validation import ValidationConfig
@@ -50,6 +51,11 @@ class ClusterConfig(StrictModel):
     accounting: AccountingConfig | None = Field(
         default=None,
         description="Slurm accounting (slurmdbd, sacct, accounts, QOS, fair share); null: off.",
+    )
+    rest_api: RestApiConfig | None = Field(
+        default=None,
+        description="slurmrestd on the head node with JSON Web Tokens, reachable from the networks "
+        "and security groups listed; null: off.",
     )
     tags: dict[str, str] = Field(default_factory=dict)
 

@@ -93,6 +93,7 @@ ReservationId = Annotated[
 VpcId = Annotated[str, _aws_id("vpc", "a VPC id")]
 SubnetId = Annotated[str, _aws_id("subnet", "a subnet id")]
 AmiId = Annotated[str, _aws_id("ami", "an AMI id")]
+SecurityGroupId = Annotated[str, _aws_id("sg", "a security group id")]
 Sha256 = Annotated[
     str, matching(r"^[0-9a-f]{64}$", "sha256", "must be 64 lower-case hex digits (the output of sha256sum)")
 ]

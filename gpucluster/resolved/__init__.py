@@ -7,6 +7,7 @@ from gpucluster.resolved.cluster import ResolvedCluster, resolve
 from gpucluster.resolved.groups import ResolvedGroup
 from gpucluster.resolved.names import ClusterNames
 from gpucluster.resolved.network import ResolvedNetwork
+from gpucluster.resolved.rest_api import ResolvedRestApi
 from gpucluster.resolved.slurm import SlurmRelease
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "ResolvedDatabase",
     "ResolvedGroup",
     "ResolvedNetwork",
+    "ResolvedRestApi",
     "SlurmRelease",
     "resolve",
 ]

@@ -14,6 +14,7 @@ from gpucluster.resolved.groups import ResolvedGroup, resolve_group
 from gpucluster.resolved.names import ClusterNames, cluster_names
 from gpucluster.resolved.network import ResolvedNetwork, resolve_network
 from gpucluster.resolved.node_layout import NODE_LAYOUT, NodeLayout
+from gpucluster.resolved.rest_api import ResolvedRestApi, resolve_rest_api
 from gpucluster.resolved.slurm import SlurmRelease, resolve_slurm
 
 
@@ -32,6 +33,8 @@ class ResolvedCluster:
     ecr_repository_arns: tuple[str, ...] | None
     # Slurm accounting; None when `accounting` is off.
     accounting: ResolvedAccounting | None
+    # slurmrestd with JWT on the head; None when `rest_api` is off.
+    rest_api: ResolvedRestApi | None = None
     # Every path gpucluster owns on a node.
     node: NodeLayout = NODE_LAYOUT
 
@@ -56,6 +59,7 @@ def resolve(cfg: ClusterConfig) -> ResolvedCluster:
         tags=MappingProxyType({**cfg.tags, names.CLUSTER_TAG: cfg.name}),
         ecr_repository_arns=_ecr_repository_arns(cfg),
         accounting=resolve_accounting(cfg),
+        rest_api=resolve_rest_api(cfg),
     )
 
 

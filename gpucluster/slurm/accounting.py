@@ -101,7 +101,7 @@ class AccountingSite:
 
 def slurm_conf_lines(settings: AccountingSettings, site: AccountingSite, controller_addr: str) -> list[str]:
     """The slurm.conf lines of accounting: where records go, what is tracked and enforced,
-    how jobs are ordered, and JWT when the REST API is on."""
+    how jobs are ordered (JWT is the REST API's, `jwt_lines`)."""
     lines = [
         "AccountingStorageType=accounting_storage/slurmdbd",
         f"AccountingStorageHost={settings.dbd_host or controller_addr}",
@@ -117,13 +117,12 @@ def slurm_conf_lines(settings: AccountingSettings, site: AccountingSite, control
             "PriorityWeightFairshare=10000",
             "PriorityWeightAge=1000",
         ]
-    lines += jwt_lines(settings, site)
     return lines
 
 
-def jwt_lines(settings: AccountingSettings, site: AccountingSite) -> list[str]:
+def jwt_lines(rest_api: bool, site: AccountingSite) -> list[str]:
     """auth/jwt beside munge, in slurm.conf and slurmdbd.conf alike (Slurm's JWT guide)."""
-    if not settings.rest_api:
+    if not rest_api:
         return []
     return ["AuthAltTypes=auth/jwt", f"AuthAltParameters=jwt_key={site.jwt_key}"]
 
@@ -143,13 +142,13 @@ def render_slurmdbd_conf(
         slurm_user=slurm_user,
         auth_socket=auth_socket,
         storage_parameters=storage_parameters,
-        jwt_lines=jwt_lines(settings, site),
+        jwt_lines=jwt_lines(settings.rest_api, site),
     )
 
 
 def accounting_settings(resolved: ResolvedCluster) -> AccountingSettings | None:
-    """What the controller's files say of the config's `accounting:`; None without it. The
-    REST API stays off: the config has no switch for it yet, nor the stacks a JWT key secret."""
+    """What the controller's files say of the config's `accounting:`; None without it. With
+    `rest_api:` too, slurmdbd accepts the tokens slurmrestd passes on for its `slurmdb/` endpoints."""
     accounting = resolved.accounting
     if accounting is None:
         return None
@@ -159,6 +158,7 @@ def accounting_settings(resolved: ResolvedCluster) -> AccountingSettings | None:
         database=accounting.database.database_name if accounting.database is not None else DATABASE,
         fair_share=bool(accounting.accounts),
         tls_ca_file=RDS_CA_BUNDLE if accounting.database is not None else None,
+        rest_api=resolved.rest_api is not None,
     )
 
 

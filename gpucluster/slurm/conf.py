@@ -143,6 +143,11 @@ def render_slurm_files(
             if accounting_settings is None
             else accounting.slurm_conf_lines(accounting_settings, site.accounting, addr)
         ),
+        "jwt_lines": accounting.jwt_lines(
+            resolved.rest_api is not None
+            or (accounting_settings is not None and accounting_settings.rest_api),
+            site.accounting,
+        ),
     }
     slurmdbd_conf = None
     if accounting_settings is not None and accounting_settings.runs_slurmdbd:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from gpucluster.slurm.accounting import AccountingSite
 from gpucluster.slurm.health_probes import ProbeTimeouts
+from gpucluster.slurm.rest_api import RestApiSite
 
 _HOSTNAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 
@@ -73,6 +74,7 @@ class SlurmSite:
     pyxis_library: str = "/usr/local/lib/slurm/spank_pyxis.so"
     pyxis_runtime_path: str = "/run/pyxis"
     accounting: AccountingSite = AccountingSite()
+    rest_api: RestApiSite = RestApiSite()
 
     def __post_init__(self) -> None:
         for port in (self.slurmctld_port, self.slurmd_port):

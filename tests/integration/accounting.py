@@ -10,7 +10,6 @@ ACCOUNT_USER in SUITE_ACCOUNT, and OUTSIDER in none."""
 from __future__ import annotations
 
 import dataclasses
-import pwd
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from gpucluster.agents import accounts
 from gpucluster.agents.scontrol import CommandResult
+from gpucluster.bootstrap import rest_api as rest_api_boot
 from gpucluster.config import ClusterConfig
 from gpucluster.resolved import resolve
 from gpucluster.slurm.accounting import (
@@ -26,9 +26,10 @@ from gpucluster.slurm.accounting import (
     accounting_settings,
     accounts_state,
 )
+from gpucluster.slurm.rest_api import ADDRESS_VARIABLE
+from gpucluster.slurm.site import SlurmSite
 from tests.integration.accounting_daemons import (
     ACCOUNT_USER,
-    RESTD_USER,
     SLURMRESTD_PORT,
     SUITE_ACCOUNT,
     Daemon,
@@ -39,6 +40,7 @@ from tests.integration.accounting_daemons import (
 from tests.integration.host import Teardown, require_free_port, run
 from tests.integration.installs import SlurmInstall
 from tests.integration.network import CONTROLLER_IP
+from tests.integration.restd_unit import service_command
 
 # A QOS whose limits no suite job reaches: the suite's account names it, the agent creates it.
 SUITE_QOS = "suite"
@@ -50,7 +52,8 @@ ASSOC_USAGE = "assoc_usage"
 
 
 def with_suite_accounting(cfg: ClusterConfig) -> ClusterConfig:
-    """`cfg` with a database of its own, SUITE_ACCOUNT (ACCOUNT_USER in it) and SUITE_QOS."""
+    """`cfg` with a database of its own, SUITE_ACCOUNT (ACCOUNT_USER in it) and SUITE_QOS, and
+    the REST API on the suite's port."""
     accounting = {
         "database": {},
         "qos": [{"name": SUITE_QOS, "max_gpus_per_user": 16}],
@@ -58,15 +61,18 @@ def with_suite_accounting(cfg: ClusterConfig) -> ClusterConfig:
             {"name": SUITE_ACCOUNT, "users": [ACCOUNT_USER], "fairshare": 2, "qos": ["normal", SUITE_QOS]}
         ],
     }
-    return ClusterConfig.model_validate({**cfg.model_dump(mode="json"), "accounting": accounting})
+    rest_api = {"port": SLURMRESTD_PORT}
+    return ClusterConfig.model_validate(
+        {**cfg.model_dump(mode="json"), "accounting": accounting, "rest_api": rest_api}
+    )
 
 
 def suite_settings(cfg: ClusterConfig, root: Path) -> AccountingSettings:
-    """What the config renders, with the REST API (which the config has no switch for yet)
-    and TLS to the suite's database, whose CA is the suite's own."""
+    """What the config renders (the REST API's JWT included), with TLS to the suite's
+    database, whose CA is the suite's own."""
     settings = accounting_settings(resolve(cfg))
-    assert settings is not None, "the suite's config has accounting on"
-    return dataclasses.replace(settings, rest_api=True, tls_ca_file=str(database_ca(root)))
+    assert settings is not None and settings.rest_api, "the suite's config has accounting and rest_api on"
+    return dataclasses.replace(settings, tls_ca_file=str(database_ca(root)))
 
 
 @dataclass
@@ -76,6 +82,8 @@ class SuiteAccounting:
     cfg: ClusterConfig
     root: Path
     site: AccountingSite
+    # The whole site, whose rest_api part says where the unit puts slurmrestd.
+    slurm_site: SlurmSite
     install: SlurmInstall
     env: dict[str, str]
     teardown: Teardown
@@ -139,29 +147,24 @@ class SuiteAccounting:
         )
 
     def start_restd(self) -> None:
-        """slurmrestd as an unprivileged user, taking JWTs only (SLURM_JWT=daemon: it speaks
-        to slurmctld with the caller's token, as Slurm's JWT guide sets it up)."""
+        """slurmrestd from the unit the head installs (gpucluster.bootstrap.rest_api), with its
+        ExecStart, environment (SLURM_JWT=daemon) and user read back from the rendered text,
+        and the address file lib/rest_api.sh writes: the head's private address, here the
+        controller's bridge address."""
         if self.restd is not None:
             return
         require_free_port(SLURMRESTD_PORT)
-        restd_user = pwd.getpwnam(RESTD_USER)
+        (unit,) = rest_api_boot.head_files(resolve(self.cfg), self.slurm_site).values()
+        Path(self.slurm_site.rest_api.address_file).write_text(f"{ADDRESS_VARIABLE}={CONTROLLER_IP}\n")
+        command = service_command(unit)
         self.restd = Daemon(
             "slurmrestd",
-            self.install.command(
-                [
-                    "slurmrestd",
-                    "-u",
-                    str(restd_user.pw_uid),
-                    "-g",
-                    str(restd_user.pw_gid),
-                    "-a",
-                    "rest_auth/jwt",
-                    f"{CONTROLLER_IP}:{SLURMRESTD_PORT}",
-                ]
-            ),
+            command.argv,
             self.root / "log" / "slurmrestd.stdout",
-            {**self.env, "SLURM_JWT": "daemon"},
+            command.env,
             self._restd_answers,
+            uid=command.uid,
+            gid=command.gid,
         )
         self.teardown.push("slurmrestd", self.restd.stop)
         self.restd.start()

@@ -27,9 +27,11 @@ DB_USER = "slurm"
 SUITE_ACCOUNT = "team-a"
 ACCOUNT_USER = "daemon"
 OUTSIDER = "bin"
-# slurmrestd refuses to run as root or SlurmUser: the unprivileged user it drops to, by
-# number (Slurm resolves the name `nobody` to 99).
+# slurmrestd refuses to run as root or SlurmUser (the suite's is root): the unprivileged user
+# and group its rendered unit runs it as, in place of the head's own system user. Debian's
+# nobody is uid 65534; Slurm only refuses its own idea of nobody, 99.
 RESTD_USER = "nobody"
+RESTD_GROUP = "nogroup"
 START_TIMEOUT = 60
 # slurmdbd's settings as the cluster's RDS parameter group sets them (lock wait, packet size;
 # tests/infra/stacks/test_accounting_stacks.py checks they agree), a 64 MB log for slurmdbd's
@@ -193,11 +195,17 @@ class Daemon:
     log: Path
     env: dict[str, str]
     answers: Callable[[], bool]
+    # Who it runs as (a unit's User= and Group=, no supplementary groups); None: the suite's root.
+    uid: int | None = None
+    gid: int | None = None
     process: subprocess.Popen | None = None
 
     def start(self) -> None:
+        as_user: dict = {} if self.uid is None else {"user": self.uid, "group": self.gid, "extra_groups": []}
         with self.log.open("ab") as log:
-            self.process = subprocess.Popen(self.argv, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(
+                self.argv, env=self.env, stdout=log, stderr=subprocess.STDOUT, **as_user
+            )
         wait_for(f"{self.name} to answer", self._probe, timeout=START_TIMEOUT)
 
     def _probe(self) -> bool:

@@ -145,6 +145,7 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
         cfg=cfg,
         root=root,
         site=cluster.site.accounting,
+        slurm_site=cluster.site,
         install=slurm_install,
         env=cluster.env,
         teardown=teardown,

@@ -16,8 +16,9 @@ from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.accounting import AccountingSettings, AccountingSite
 from gpucluster.slurm.conf import SlurmSite
 from gpucluster.slurm.health_probes import FABRIC_MANAGER_UNIT
+from gpucluster.slurm.rest_api import RestApiSite
 from tests.fake_nvml import fake_gpus_conf
-from tests.integration.accounting_daemons import SLURMDBD_PORT
+from tests.integration.accounting_daemons import RESTD_GROUP, RESTD_USER, SLURMDBD_PORT
 from tests.integration.host import Teardown, run
 from tests.integration.network import CONTROLLER_IP
 from tests.integration.prerequisites import ProcessTracking
@@ -129,6 +130,12 @@ def suite_site(root: Path, tracking: ProcessTracking, slurm_prefix: Path) -> Slu
                 if tracking.proctrack_type == "proctrack/cgroup"
                 else "jobacct_gather/linux"
             ),
+        ),
+        rest_api=RestApiSite(
+            user=RESTD_USER,
+            group=RESTD_GROUP,
+            program=str(slurm_prefix / "sbin" / "slurmrestd"),
+            address_file=str(root / "etc" / "slurmrestd.address"),
         ),
     )
 

@@ -27,9 +27,9 @@ ACCOUNTING_KEYS = (
     "AccountingStorageEnforce",
     "JobAcctGatherType",
     "PriorityType",
-    "AuthAltTypes",
-    "AuthAltParameters",
 )
+# The REST API's (rest_api), with or without accounting.
+JWT_KEYS = ("AuthAltTypes", "AuthAltParameters")
 
 
 def test_only_a_config_with_accounting_renders_it(example):
@@ -39,6 +39,7 @@ def test_only_a_config_with_accounting_renders_it(example):
     assert bool([key for key in ACCOUNTING_KEYS if key in conf]) == accounting_on
     assert (files.slurmdbd_conf is not None) == accounting_on
     assert any(path.endswith("slurmdbd.conf") for path in files.by_path(SlurmSite())) == accounting_on
+    assert [key for key in JWT_KEYS if key in conf] == (list(JWT_KEYS) if example.rest_api else [])
 
 
 def test_records_go_to_the_heads_slurmdbd_with_gpus_tracked_and_associations_enforced(example):
@@ -51,7 +52,7 @@ def test_records_go_to_the_heads_slurmdbd_with_gpus_tracked_and_associations_enf
     assert {"associations", "limits", "qos"} <= set(single(conf, "AccountingStorageEnforce").split(","))
     assert single(conf, "JobAcctGatherType") == "jobacct_gather/cgroup"
     assert "PriorityType" not in conf, "no accounts: jobs keep Slurm's default order"
-    assert "AuthAltTypes" not in conf
+    assert ("AuthAltTypes" in conf) == (example.rest_api is not None), "JWT is the REST API's"
     assert files.by_path(SlurmSite())["/etc/slurm/slurmdbd.conf"] == files.slurmdbd_conf
 
 
@@ -130,10 +131,11 @@ def test_bad_settings_are_refused(field, value, message):
 
 
 def test_the_configs_accounting_maps_to_the_files_and_the_agents_state():
-    """examples/mixed.yaml: a database of its own, two accounts sharing a user, two QOS."""
+    """examples/mixed.yaml: a database of its own, two accounts sharing a user, two QOS, and
+    the REST API, whose tokens slurmdbd accepts too."""
     resolved = resolve(load_config(REPO / "examples" / "mixed.yaml"))
     assert accounting_settings(resolved) == AccountingSettings(
-        fair_share=True, tls_ca_file="/etc/slurm/rds-global-bundle.pem"
+        fair_share=True, tls_ca_file="/etc/slurm/rds-global-bundle.pem", rest_api=True
     )
     state = accounts_state(resolved)
     assert state is not None and state.cluster == resolved.name
@@ -150,7 +152,9 @@ def test_the_configs_accounting_maps_to_the_files_and_the_agents_state():
 def test_an_external_slurmdbd_is_where_records_go(example):
     raw = {**example.model_dump(mode="json"), "accounting": {"external": "dbd.shared.example:7031"}}
     resolved = resolve(ClusterConfig.model_validate(raw))
-    assert accounting_settings(resolved) == AccountingSettings(dbd_host="dbd.shared.example", dbd_port=7031)
+    assert accounting_settings(resolved) == AccountingSettings(
+        dbd_host="dbd.shared.example", dbd_port=7031, rest_api=example.rest_api is not None
+    )
 
 
 def test_no_accounting_no_settings(example):

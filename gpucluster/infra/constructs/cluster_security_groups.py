@@ -1,4 +1,5 @@
-"""Security groups: node-to-node, EFA, storage, and optional SSH to login nodes.
+"""Security groups: node-to-node, EFA, storage, and the head's own group (the accounting
+database's only client; the REST API's port, closed until the config names who may reach it).
 
 The EFA group allows all traffic from and to itself, both directions, as the
 EFA user guide requires; every EFA interface carries it. Slurm uses many ports
@@ -36,6 +37,11 @@ class ClusterSecurityGroupsProps:
     # The accounting database's port: a group for the database that admits the head's group
     # alone on it; None: no database.
     database_port: int | None = None
+    # The REST API's port on the head (None: off) and who may reach it besides the cluster's
+    # nodes, which reach every port of each other already: the head's group admits exactly these.
+    rest_api_port: int | None = None
+    rest_api_cidrs: tuple[str, ...] = ()
+    rest_api_security_groups: tuple[str, ...] = ()
 
 
 class ClusterSecurityGroups(Construct):
@@ -109,9 +115,12 @@ class ClusterSecurityGroups(Construct):
         # added with the first such rule, the head instance's SecurityGroupIds would change, which
         # the EC2 instance schema lists among the properties that may replace it; this way turning
         # accounting on (or opening a port on the head) changes rules only. Its logical id is
-        # pinned in the network stack; its description must not change (it is create-only).
-        self.head = group("Head", "the head node alone, for rules that name only the head", None)
+        # pinned in the network stack. Its description is create-only: it keeps the words it was
+        # first deployed with (with accounting), so a cluster deployed then keeps its group.
+        self.head = group("Head", "head node, the only client of the accounting database", None)
         self.database = None
+        if props.rest_api_port is not None:
+            self._rest_api_ingress(self.head, props.rest_api_port, props)
         if props.database_port is not None:
             # No egress: a database never opens connections (the rule below matches nothing).
             self.database = group(
@@ -125,6 +134,29 @@ class ClusterSecurityGroups(Construct):
                 "MariaDB from slurmdbd on the head node",
                 props.database_port,
                 props.database_port,
+            )
+
+    def _rest_api_ingress(self, head: Resource, port: int, props: ClusterSecurityGroupsProps) -> None:
+        """slurmrestd's port from each listed range and group, and from nothing else. Each rule's
+        id comes from what it admits, so adding or removing one leaves the others in place."""
+        rule = {"FromPort": port, "GroupId": head.att("GroupId"), "IpProtocol": "tcp", "ToPort": port}
+        for cidr in props.rest_api_cidrs:
+            resource(
+                self,
+                "RestApiFrom" + cidr.replace(".", "-").replace("/", "-"),
+                "AWS::EC2::SecurityGroupIngress",
+                {**rule, "CidrIp": cidr, "Description": f"Slurm REST API (slurmrestd) from {cidr}"},
+            )
+        for group_id in props.rest_api_security_groups:
+            resource(
+                self,
+                f"RestApiFrom-{group_id}",
+                "AWS::EC2::SecurityGroupIngress",
+                {
+                    **rule,
+                    "Description": f"Slurm REST API (slurmrestd) from members of {group_id}",
+                    "SourceSecurityGroupId": group_id,
+                },
             )
 
     def _all_traffic(self, id: str, into: Resource, source: Resource, why: str) -> None:

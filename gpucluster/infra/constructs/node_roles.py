@@ -83,6 +83,8 @@ class NodeRolesProps:
     # A munge key secret shared with other clusters (accounting.munge_key_secret), read instead
     # of the one munge_secret_name_pattern names; None: the cluster's own.
     munge_secret_arn: str | None = None
+    # The REST API's JWT key secret, which the head alone reads; None: no REST API.
+    rest_api_jwt_secret_name_pattern: str | None = None
 
 
 class NodeRoles(Construct):
@@ -175,6 +177,17 @@ class NodeRoles(Construct):
                         )
                     ]
                     if props.accounting_db_secret_name_pattern
+                    else []
+                ),
+                *(
+                    [
+                        Allow(
+                            sid="ReadRestApiJwtKey",
+                            actions=["secretsmanager:GetSecretValue"],
+                            resource=secret_arn_matching(props.rest_api_jwt_secret_name_pattern),
+                        )
+                    ]
+                    if props.rest_api_jwt_secret_name_pattern
                     else []
                 ),
             ],

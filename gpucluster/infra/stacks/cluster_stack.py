@@ -80,6 +80,9 @@ class ClusterStack(cdk.Stack):
                 munge_secret_name_pattern=named.munge_secret_name_pattern,
                 munge_secret_arn=resolved.accounting.munge_key_secret_arn if resolved.accounting else None,
                 accounting_db_secret_name_pattern=database.secret_name_pattern if database else None,
+                rest_api_jwt_secret_name_pattern=resolved.rest_api.jwt_secret_name_pattern
+                if resolved.rest_api
+                else None,
                 head_image_parameter=named.head_image_parameter,
                 role_name_prefix=named.role_name_prefix,
                 ecr_repository_arns=resolved.ecr_repository_arns,

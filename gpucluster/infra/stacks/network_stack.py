@@ -42,6 +42,11 @@ class NetworkStack(cdk.Stack):
                 vpc_id=self.network.vpc_id,
                 efa_lustre=fsx is not None and fsx.efa,
                 database_port=database.port if database is not None else None,
+                rest_api_port=resolved.rest_api.port if resolved.rest_api is not None else None,
+                rest_api_cidrs=resolved.rest_api.allow_cidrs if resolved.rest_api is not None else (),
+                rest_api_security_groups=resolved.rest_api.allow_security_groups
+                if resolved.rest_api is not None
+                else (),
             ),
         )
         # FSx for Lustre takes its subnet and security group from here; a new

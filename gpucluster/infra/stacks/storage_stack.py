@@ -1,5 +1,5 @@
-"""Storage (stateful): FSx for Lustre, EFS for /home and Slurm state, the munge key, and
-Slurm accounting's database when the cluster creates one.
+"""Storage (stateful): FSx for Lustre, EFS for /home and Slurm state, the munge key, the REST
+API's JWT key when it is on, and Slurm accounting's database when the cluster creates one.
 
 Every resource here is retained on delete and on replacement, and the stack has
 termination protection: a cluster can be torn down and rebuilt around it.
@@ -15,6 +15,7 @@ from constructs import Construct
 from gpucluster.infra.constructs.accounting_database import AccountingDatabase, AccountingDatabaseProps
 from gpucluster.infra.constructs.cfn import string_parameter
 from gpucluster.infra.constructs.fsx_lustre import FsxLustre, FsxLustreProps
+from gpucluster.infra.constructs.jwt_key import JwtKey, JwtKeyProps
 from gpucluster.infra.constructs.munge_key import MungeKey, MungeKeyProps
 from gpucluster.infra.constructs.shared_home import SharedHome, SharedHomeProps
 from gpucluster.resolved import ResolvedCluster
@@ -79,6 +80,18 @@ class StorageStack(cdk.Stack):
             self.munge_key.secret.override_logical_id("MungeKeySecret")
             # Ref of a secret is its ARN; nodes read it here instead of guessing the name.
             facts["munge_secret_arn"] = self.munge_key.secret.ref_token
+        if resolved.rest_api is not None:
+            self.jwt_key = JwtKey(
+                self,
+                "RestApiJwtKey",
+                JwtKeyProps(
+                    secret_name_prefix=resolved.rest_api.jwt_secret_name_prefix,
+                    reader_role_name=resolved.rest_api.reader_role_name,
+                ),
+            )
+            # Pinned like the munge key's: a new logical ID would make a new key.
+            self.jwt_key.secret.override_logical_id("RestApiJwtKeySecret")
+            facts["rest_api_jwt_secret_arn"] = self.jwt_key.secret.ref_token
         database = resolved.accounting.database if resolved.accounting is not None else None
         if database is not None and database_security_group_id is not None:
             self.database = AccountingDatabase(

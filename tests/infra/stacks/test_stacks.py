@@ -315,15 +315,21 @@ def test_group_facts_are_what_the_head_node_agents_read(synthesized, example_con
         assert parsed.reservation_id == getattr(group.capacity, "reservation_id", None)
 
 
-def test_no_ssh_ingress_anywhere(synthesized):
-    """network.ssh_ingress_cidrs is gone: no security group admits port 22 from anywhere."""
-    for result in synthesized.values():
+def test_no_ssh_ingress_anywhere(synthesized, example_configs):
+    """network.ssh_ingress_cidrs is gone: no security group admits port 22 from anywhere. The
+    only rules from address ranges are the REST API's, on its port, from the ranges rest_api lists."""
+    for example, result in synthesized.items():
+        rest_api = example_configs[example].rest_api
         for template in result.templates.values():
             for group in resources_of(template, "AWS::EC2::SecurityGroup").values():
                 for rule in group["Properties"].get("SecurityGroupIngress", []):
                     assert not (rule.get("FromPort", -1) <= 22 <= rule.get("ToPort", -1) and "CidrIp" in rule)
             for rule in resources_of(template, "AWS::EC2::SecurityGroupIngress").values():
-                assert "CidrIp" not in rule["Properties"]
+                props = rule["Properties"]
+                if "CidrIp" in props:
+                    assert rest_api is not None, example
+                    assert props["FromPort"] == props["ToPort"] == rest_api.port
+                    assert props["CidrIp"] in [str(network) for network in rest_api.allow_cidrs]
 
 
 def test_the_head_image_record_goes_with_the_cluster(synthesized, example_configs):

@@ -34,6 +34,8 @@ source "${BUNDLE_DIR}/lib/slurm.sh"
 source "${BUNDLE_DIR}/lib/ssh.sh"
 # shellcheck source=../lib/accounting.sh
 source "${BUNDLE_DIR}/lib/accounting.sh"
+# shellcheck source=../lib/rest_api.sh
+source "${BUNDLE_DIR}/lib/rest_api.sh"
 # shellcheck source=../lib/roles.sh
 source "${BUNDLE_DIR}/lib/roles.sh"
 

@@ -19,6 +19,8 @@ source "${BUNDLE_DIR}/lib/entry.sh"
 source "${BUNDLE_DIR}/lib/slurm.sh"
 # shellcheck source=../lib/accounting.sh
 source "${BUNDLE_DIR}/lib/accounting.sh"
+# shellcheck source=../lib/rest_api.sh
+source "${BUNDLE_DIR}/lib/rest_api.sh"
 # shellcheck source=../lib/roles.sh
 source "${BUNDLE_DIR}/lib/roles.sh"
 # shellcheck source=../lib/system.sh
@@ -138,9 +140,11 @@ apply() {
   step plan_slurmctld_change
   step install_controller_files
   step install_slurmdbd_conf
+  step write_jwt_key
   step start_slurmdbd
   step apply_slurm_config
   step apply_accounts
+  step start_slurmrestd
   step install_agents
   # A head that booted before the Cluster stack created its image record writes it here,
   # once (its marker is the record's); a head that wrote it already makes no call.

@@ -116,12 +116,14 @@ run_head() {
   step install_slurmdbd_conf
   step write_database_credentials
   step install_database_ca
+  step write_jwt_key
   step start_slurmdbd
   step register_cluster
   step start_slurmctld
   step verify_slurmctld
   step save_controller_state
   step apply_accounts
+  step start_slurmrestd
   step install_agents
 }
 
