@@ -46,7 +46,7 @@ def test_head_writes_the_jwt_key_privately_and_runs_slurmrestd_from_its_unit(tmp
     key = node.root / KEY
     assert key.read_text() == JWT_KEY, "the secret's text, without the CLI's line break"
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
-    assert first.called(f"chown slurm:slurm {node.root}/etc/slurm/jwt_hs256.key.")
+    assert first.called(f"chown slurm:slurm {node.root}/etc/slurm/jwt_hs256.key")
     assert JWT_KEY not in first.output
     assert not [name for name, text in node.files.items() if JWT_KEY in text]
     assert (node.root / ADDRESS).read_text() == f"SLURMRESTD_ADDRESS={LOCAL_IPV4}\n"
