@@ -29,6 +29,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.cpu_topology": 0,
     "gpucluster.efa": 0,
     "gpucluster.agents.cluster_names": 0,
+    # the drain reasons gpucluster's checks set and node_repair reads
+    "gpucluster.agents.health_reasons": 0,
     # the pinned Slurm release and its source, which the config checks software.slurm against
     "gpucluster.slurm_release": 0,
     # the lines the validation jobs print, shared by the jobs (rendered) and the gate (parsed)

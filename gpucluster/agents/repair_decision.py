@@ -102,10 +102,11 @@ class RepairState:
 
     def counted(self, now: datetime) -> list[Replacement]:
         """The replacements the bound counts at `now`: the last hour's, since the last clear."""
-        since = now - WINDOW
-        if self.cleared_at is not None and self.cleared_at > since:
-            since = self.cleared_at
-        return [r for r in self.replacements if r.at > since]
+        return [
+            r
+            for r in self.replacements
+            if r.at > now - WINDOW and (self.cleared_at is None or r.at >= self.cleared_at)
+        ]
 
     def record(self, replacement: Replacement) -> RepairState:
         kept = (*self.replacements, replacement)[-HISTORY:]

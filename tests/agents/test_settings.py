@@ -64,7 +64,11 @@ def test_the_health_block_reaches_node_repair(tmp_path):
     cfg = cfg.model_copy(
         update={
             "health": cfg.health.model_copy(
-                update={"replace_failed_nodes": False, "max_replacements_per_hour": 5, "drain_grace_minutes": 0}
+                update={
+                    "replace_failed_nodes": False,
+                    "max_replacements_per_hour": 5,
+                    "drain_grace_minutes": 0,
+                }
             )
         }
     )
