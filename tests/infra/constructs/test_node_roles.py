@@ -146,7 +146,8 @@ def test_the_head_terminates_instances_only_through_auto_scaling(roles):
         "autoscaling:TerminateInstanceInAutoScalingGroup"
     )
     for role in ("head", "login", "compute"):
-        assert not any("ec2:TerminateInstances" in str(s["Action"]) for s in _statements(roles, role).values())
+        statements = _statements(roles, role).values()
+        assert not any("ec2:TerminateInstances" in str(s["Action"]) for s in statements)
 
 
 def test_the_bundle_and_the_log_group_are_named_exactly(roles):
