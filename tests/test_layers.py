@@ -72,6 +72,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.capacity": 3,
     "gpucluster.preflight": 3,
     "gpucluster.ami": 3,
+    # what the head node reports of its compute nodes (`gpucluster nodes`)
+    "gpucluster.nodes": 3,
     # the command line
     "gpucluster.cli": 4,
     "gpucluster.__main__": 4,

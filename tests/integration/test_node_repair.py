@@ -235,7 +235,7 @@ def test_a_job_on_the_failing_node_is_requeued_and_resumes_on_the_replacement(
 
     # Past it, the agent requeues the job and has the instance replaced.
     group.expect_terminate(instance_id)
-    assert group.run_agent(drained_at + GRACE, Policy(grace=GRACE), state, events) == 0
+    assert group.run_agent(drained_at + GRACE + timedelta(minutes=1), Policy(grace=GRACE), state, events) == 0
     assert f"requeued jobs {job_id}" in events.read_text()
     out = _resumed(cluster, job_id, submit_dir)
     assert DONE.findall(out) == whole, out
