@@ -21,9 +21,9 @@ import argparse
 import json
 import logging
 import os
-import re
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,17 +33,19 @@ from botocore.exceptions import BotoCoreError, ClientError
 # mypy checks the package layout; the bundle's flat layout imports the same modules.
 if TYPE_CHECKING or __package__:
     from . import repair_state, runtime
-    from .cluster_names import COMPUTE_NODE_NAME
     from .health_reasons import replaced_reason
-    from .repair_decision import NodeView, Plan, Policy, RepairState, Replacement, decide
-    from .scontrol import Runner, ScontrolError, checked, parse_records, parse_slurm_time, run_command
+    from .node_cleanup import GONE_INSTANCE_STATES, instance_states
+    from .repair_decision import NodeView, Plan, Policy, RepairState, Replacement, decide, suspects
+    from .repair_slurm import list_nodes, requeue_jobs
+    from .scontrol import Runner, ScontrolError, run_command
 else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
     import repair_state
     import runtime
-    from cluster_names import COMPUTE_NODE_NAME
     from health_reasons import replaced_reason
-    from repair_decision import NodeView, Plan, Policy, RepairState, Replacement, decide
-    from scontrol import Runner, ScontrolError, checked, parse_records, parse_slurm_time, run_command
+    from node_cleanup import GONE_INSTANCE_STATES, instance_states
+    from repair_decision import NodeView, Plan, Policy, RepairState, Replacement, decide, suspects
+    from repair_slurm import list_nodes, requeue_jobs
+    from scontrol import Runner, ScontrolError, run_command
 
 LOG = logging.getLogger("node-repair")
 
@@ -54,42 +56,6 @@ GRACE_SETTING = "GPUCLUSTER_DRAIN_GRACE_MINUTES"
 # systemd's LogsDirectory= of the agent's unit; node_logs ships it as <instance>/node-repair.
 EVENTS_FILE = Path("/var/log/gpucluster-node-repair/events.log")
 CLEAR_COMMAND = f"sudo python3 {Path(__file__).resolve()} --clear-alert"
-# `Reason=<text> [<user>@<time>]`: the reason runs to the user and time Slurm appends.
-_REASON = re.compile(r"(?:^|\s)Reason=(?P<text>.*?)(?: \[(?P<user>[^@\]\s]+)@(?P<time>[^\]]+)\])?(?= \w+=|$)")
-
-
-def parse_nodes(text: str) -> list[NodeView]:
-    """Instance-named nodes from `scontrol --future -o show nodes`, with reason and its time."""
-    nodes = []
-    for line in text.splitlines():
-        records = parse_records(line)
-        if not records:
-            continue
-        record = records[0]
-        match = COMPUTE_NODE_NAME.match(record.get("NodeName", ""))
-        if not match:
-            continue
-        reason, when = "", None
-        found = _REASON.search(line)
-        if found:
-            reason = found.group("text").strip()
-            if found.group("time"):
-                when = parse_slurm_time(found.group("time"))
-        nodes.append(
-            NodeView(
-                name=record["NodeName"],
-                group=match.group("group"),
-                instance_id=match.group("instance_id"),
-                states=frozenset(record.get("State", "").split("+")),
-                reason=reason,
-                reason_time=when,
-            )
-        )
-    return nodes
-
-
-def list_nodes(run: Runner) -> list[NodeView]:
-    return parse_nodes(checked(run(["scontrol", "--future", "-o", "show", "nodes"])).stdout)
 
 
 def stamp(moment: datetime) -> str:
@@ -112,18 +78,6 @@ class Events:
                 out.write(f"{stamp(now)} {logging.getLevelName(level)} {line}\n")
         except OSError as err:
             LOG.error("cannot append to %s: %s", self.path, err.strerror)
-
-
-def requeue_jobs(run: Runner, node: str) -> list[str]:
-    """Requeue every job on `node`; the job ids asked for. A job that refuses (submitted with
-    --no-requeue) is logged; it ends when the instance goes."""
-    listed = checked(run(["squeue", "--noheader", f"--nodelist={node}", "--format=%A"]))
-    jobs = sorted(set(listed.stdout.split()))
-    for job in jobs:
-        result = run(["scontrol", "requeue", job])
-        if result.returncode != 0:
-            LOG.warning("job %s on %s not requeued (%s); it ends with the instance", job, node, result.output)
-    return jobs
 
 
 def terminate(autoscaling: Any, instance_id: str) -> None:
@@ -179,8 +133,26 @@ def alert_line(why: str) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Clients:
+    ec2: Any
+    autoscaling: Any
+
+
+def gone_instances(ec2: Any, nodes: list[NodeView]) -> frozenset[str]:
+    """Which of these nodes' instances EC2 reports shutting down or terminated, or not at all."""
+    if not nodes:
+        return frozenset()
+    states = instance_states(ec2, [node.instance_id for node in nodes])
+    return frozenset(
+        node.instance_id
+        for node in nodes
+        if states.get(node.instance_id) is None or states[node.instance_id] in GONE_INSTANCE_STATES
+    )
+
+
 def run_once(
-    autoscaling: Any, run: Runner, now: datetime, policy: Policy, state_file: Path, events: Events
+    clients: Clients, run: Runner, now: datetime, policy: Policy, state_file: Path, events: Events
 ) -> int:
     try:
         state = repair_state.load(state_file)
@@ -192,7 +164,12 @@ def run_once(
     except ScontrolError as err:
         LOG.error("cannot list Slurm nodes, nothing replaced: %s", err)
         return 1
-    plan = decide(nodes, state, policy, now)
+    try:
+        gone = gone_instances(clients.ec2, suspects(nodes, state))
+    except (BotoCoreError, ClientError) as err:
+        LOG.error("cannot ask EC2 about the failed nodes' instances, nothing replaced: %s", err)
+        return 1
+    plan = decide(nodes, state, policy, now, gone)
     for verdict in plan.verdicts:
         if verdict.action != "replace":
             (LOG.info if verdict.action == "wait" else LOG.debug)(
@@ -202,7 +179,7 @@ def run_once(
         events(now, logging.ERROR, alert_line(plan.alert))
     elif plan.state.tripped is not None:
         LOG.error("%s", alert_line(plan.state.tripped.why))
-    state, ok = act(plan, autoscaling, run, now, events)
+    state, ok = act(plan, clients.autoscaling, run, now, events)
     repair_state.save(state, state_file)
     LOG.info(
         "nodes=%d replaced=%d waiting=%d replaced-in-last-hour=%d%s",
@@ -301,7 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except runtime.SettingError as err:
         LOG.error("%s", err)
         return 2
-    return run_once(runtime.client("autoscaling", region), run_command, now, policy, args.state_file, events)
+    clients = Clients(ec2=runtime.client("ec2", region), autoscaling=runtime.client("autoscaling", region))
+    return run_once(clients, run_command, now, policy, args.state_file, events)
 
 
 if __name__ == "__main__":

@@ -159,7 +159,27 @@ def _minutes(delta: timedelta) -> str:
     return f"{int(delta.total_seconds() // 60)} min"
 
 
-def decide(nodes: Sequence[NodeView], state: RepairState, policy: Policy, now: datetime) -> Plan:
+def suspects(nodes: Sequence[NodeView], state: RepairState) -> list[NodeView]:
+    """The nodes a check (or Slurm) took out of service that were not replaced yet: the ones
+    whose instances node_repair asks EC2 about before deciding."""
+    return [
+        node
+        for node in nodes
+        if _failed(node) in ("check", "unreachable") and state.replaced(node.instance_id) is None
+    ]
+
+
+def decide(
+    nodes: Sequence[NodeView],
+    state: RepairState,
+    policy: Policy,
+    now: datetime,
+    gone: frozenset[str] = frozenset(),
+) -> Plan:
+    """`gone`: instance ids EC2 reports shutting down or terminated (or does not know). Such a
+    node is not replaced and not counted: its group already replaces it (or a Capacity
+    Block ended) and node_cleanup removes its record. Without this, the end of a block,
+    where every node stops answering at once, would trip the bound."""
     if now.tzinfo is None:
         raise ValueError("now has no time zone; pass an aware datetime")
     first_seen: dict[str, datetime] = {}
@@ -175,6 +195,9 @@ def decide(nodes: Sequence[NodeView], state: RepairState, policy: Policy, now: d
         done = state.replaced(node.instance_id)
         if done is not None:
             verdicts.append(Verdict(node, "leave", f"instance replaced at {done.at.isoformat()}"))
+            continue
+        if node.instance_id in gone:
+            verdicts.append(Verdict(node, "leave", "instance already gone (EC2); node_cleanup removes it"))
             continue
         seen = state.first_seen.get(node.instance_id, now)
         if node.reason_time is not None and node.reason_time < seen:

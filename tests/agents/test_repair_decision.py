@@ -120,7 +120,8 @@ PERSON = "reserved for a firmware test"
 
 @st.composite
 def runs(draw):
-    """A sequence of (minutes since the last run, nodes as slurmctld shows them, clear?)."""
+    """A sequence of (minutes since the last run, nodes as slurmctld shows them, the instance
+    ids EC2 says are gone, clear?)."""
     steps = []
     for _ in range(draw(st.integers(1, 25))):
         gap = draw(st.integers(0, 90))
@@ -137,7 +138,8 @@ def runs(draw):
                     "unreachable": node(n, "DOWN+NOT_RESPONDING", reason="Not responding", ago=ago),
                 }[kind]
             )
-        steps.append((gap, shown, draw(st.booleans()) and draw(st.booleans())))
+        gone = frozenset(n.instance_id for n in shown if draw(st.integers(0, 4)) == 0)
+        steps.append((gap, shown, gone, draw(st.booleans()) and draw(st.booleans())))
     return steps
 
 
@@ -147,18 +149,19 @@ def test_over_any_sequence_of_runs_the_bound_holds_and_nothing_flaps(steps, boun
     policy = Policy(max_per_hour=bound, grace=GRACE)
     state, now, done = RepairState(), NOW, []
     clears = []
-    for gap, shown, clear in steps:
+    for gap, shown, gone, clear in steps:
         now += timedelta(minutes=gap)
         if clear and state.tripped is not None:
             state = state.clear(now)
             clears.append(now)
-        plan = decide(shown, state, policy, now)
+        plan = decide(shown, state, policy, now, gone)
         was_tripped = state.tripped is not None
         state = plan.state
         for verdict in plan.to_replace:
             n = verdict.node
             assert not was_tripped, "nothing is replaced while the bound is tripped"
             assert n.reason != PERSON, "a person's drain is never replaced"
+            assert n.instance_id not in gone, "an instance already gone is left to its group"
             assert n.instance_id not in {r.instance_id for r in done}, "an instance is replaced once"
             if n.busy and "NOT_RESPONDING" not in n.states:
                 seen = min(x for x in (state.first_seen[n.instance_id], n.reason_time) if x)
@@ -176,3 +179,14 @@ def test_over_any_sequence_of_runs_the_bound_holds_and_nothing_flaps(steps, boun
             if r.at > replacement.at - WINDOW and (cleared is None or r.at >= cleared)
         ]
         assert len(in_window) <= bound, (bound, [(r.node, r.at) for r in in_window])
+
+
+def test_a_node_whose_instance_is_gone_is_left_to_node_cleanup_and_not_counted():
+    nodes = [node(n, "DOWN+NOT_RESPONDING", reason="Not responding", ago=60) for n in range(1, 5)]
+    gone = frozenset(n.instance_id for n in nodes[:3])
+    plan = decide(nodes, RepairState(), Policy(max_per_hour=1), NOW, gone)
+    assert [v.node.name for v in plan.to_replace] == [nodes[3].name]
+    assert plan.alert is None and plan.state.tripped is None
+    assert {v.why for v in plan.verdicts if v.action == "leave"} == {
+        "instance already gone (EC2); node_cleanup removes it"
+    }

@@ -5,8 +5,9 @@ with the weights of an uninterrupted run.
 
 Auto Scaling is botocore's Stubber; the test plays the group: when the agent's terminate
 call reaches it, the instance's slurmd and jobs die (ComputeNode.kill) and a new node with
-a new instance id starts as the bootstrap starts one. Every scontrol and squeue call of the
-agent reaches the test's slurmctld.
+a new instance id starts as the bootstrap starts one. EC2 answers DescribeInstances from
+what the test did (a killed node's instance is terminated, every other one running).
+Every scontrol and squeue call of the agent reaches the test's slurmctld.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from botocore.awsrequest import AWSResponse
 from botocore.stub import Stubber
 
 from gpucluster.agents import node_cleanup, node_repair
@@ -46,16 +49,31 @@ class FakeGroup:
     """The compute group's Auto Scaling group: a terminate call replaces the instance."""
 
     cluster: SlurmCluster
-    autoscaling: object = field(default_factory=lambda: aws_client("autoscaling"))
+    autoscaling: Any = field(default_factory=lambda: aws_client("autoscaling"))
+    ec2: Any = field(default_factory=lambda: aws_client("ec2"))
     terminated: list[str] = field(default_factory=list)
     started: list[ComputeNode] = field(default_factory=list)
     killed: list[ComputeNode] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.stub = Stubber(self.autoscaling)
-        self.autoscaling.meta.events.register(  # type: ignore[attr-defined]
+        self.autoscaling.meta.events.register(
             "before-parameter-build.autoscaling.TerminateInstanceInAutoScalingGroup", self._seen
         )
+        # Answered before any request is made, as the Stubber answers: from the test's own record.
+        self.ec2.meta.events.register_first("before-call.ec2.DescribeInstances", self._describe)
+
+    def _describe(self, **_: object) -> tuple[AWSResponse, dict[str, Any]]:
+        instances = [
+            {
+                "InstanceId": name.removeprefix(f"{self.cluster.group.name}-"),
+                "State": {"Name": "terminated" if node in self.killed else "running"},
+            }
+            for name, node in self.cluster.nodes.items()
+        ]
+        return AWSResponse("https://ec2.us-east-2.amazonaws.com/", 200, {}, None), {
+            "Reservations": [{"Instances": instances}]
+        }
 
     def _seen(self, params: dict[str, object], **_: object) -> None:
         self.terminated.append(str(params["InstanceId"]))
@@ -80,7 +98,7 @@ class FakeGroup:
         before = len(self.terminated)
         with self.stub:
             code = node_repair.run_once(
-                self.autoscaling,
+                node_repair.Clients(ec2=self.ec2, autoscaling=self.autoscaling),
                 scontrol_runner(self.cluster),
                 now,
                 policy,
