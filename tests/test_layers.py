@@ -29,6 +29,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.cpu_topology": 0,
     "gpucluster.efa": 0,
     "gpucluster.agents.cluster_names": 0,
+    # the drain reasons gpucluster's checks set and node_repair reads
+    "gpucluster.agents.health_reasons": 0,
     # the pinned Slurm release and its source, which the config checks software.slurm against
     "gpucluster.slurm_release": 0,
     # the lines the validation jobs print, shared by the jobs (rendered) and the gate (parsed)
@@ -72,6 +74,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.capacity": 3,
     "gpucluster.preflight": 3,
     "gpucluster.ami": 3,
+    # what the head node reports of its compute nodes (`gpucluster nodes`)
+    "gpucluster.nodes": 3,
     # the command line
     "gpucluster.cli": 4,
     "gpucluster.__main__": 4,

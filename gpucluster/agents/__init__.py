@@ -9,4 +9,7 @@ library, boto3/botocore and each other, never the rest of gpucluster.
   Scaling group and keeps a Slurm maintenance reservation before the block ends
   (its decision in block_decision, its AWS calls in capacity_aws).
 - node_cleanup: removes dynamic Slurm nodes whose EC2 instance is gone.
+- node_repair: replaces compute nodes that gpucluster's checks drained (their reasons in
+  health_reasons), bounded per hour (its decision in repair_decision, its record in
+  repair_state, its Slurm reads in repair_slurm).
 """

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpucluster.agents import node_repair
 from gpucluster.bootstrap import accounting, rest_api, ssh_adoption
 from gpucluster.bootstrap.cluster_conf import InstalledFiles, render_cluster_conf
 from gpucluster.bootstrap.container_runtime import COMPUTE_ENROOT, LOGIN_ENROOT, enroot_conf
@@ -41,6 +42,16 @@ class Agents:
     timers: list[str]
 
 
+def agent_settings(cfg: ClusterConfig) -> dict[str, str]:
+    """The agents' settings beyond cluster and region, from the config (agents.env)."""
+    health = cfg.health
+    return {
+        node_repair.ENABLED_SETTING: "true" if health.replace_failed_nodes else "false",
+        node_repair.BOUND_SETTING: str(health.max_replacements_per_hour),
+        node_repair.GRACE_SETTING: str(health.drain_grace_minutes),
+    }
+
+
 def head_agents(cfg: ClusterConfig, node: NodeLayout = NODE_LAYOUT) -> Agents:
     """The agents' code (bundle paths), what the head installs (absolute paths), the timers it enables."""
     code = {f"agents/{path.name}": path.read_text() for path in sorted(AGENT_SOURCES.glob("*.py"))}
@@ -50,7 +61,7 @@ def head_agents(cfg: ClusterConfig, node: NodeLayout = NODE_LAYOUT) -> Agents:
         for path in SYSTEMD_TEMPLATES.glob(pattern)
     )
     installed = {f"/etc/systemd/system/{unit}": render(f"systemd/{unit}.j2", node=node) for unit in units}
-    installed[node.agent_env_file] = render("systemd/agents.env.j2", cfg=cfg)
+    installed[node.agent_env_file] = render("systemd/agents.env.j2", cfg=cfg, settings=agent_settings(cfg))
     return Agents(code=code, installed=installed, timers=[unit for unit in units if unit.endswith(".timer")])
 
 

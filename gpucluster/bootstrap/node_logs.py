@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpucluster.agents.node_repair import EVENTS_FILE as NODE_REPAIR_EVENTS
 from gpucluster.slurm.conf import SlurmSite
 
 # Written by the thin user-data (templates/userdata/thin.sh.j2) on every role.
@@ -44,6 +45,8 @@ def shipped_files(site: SlurmSite) -> dict[str, str]:
         BOOTSTRAP_LOG: "bootstrap",
         site.slurmctld_log_file: "slurmctld",
         site.slurmd_log_file: "slurmd",
+        # The head's node_repair agent: each replacement and each ALERT of its bound.
+        str(NODE_REPAIR_EVENTS): "node-repair",
     }
 
 

@@ -8,6 +8,7 @@ bootstrap before the node joins.
 from __future__ import annotations
 
 from gpucluster import names
+from gpucluster.agents import health_reasons
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.rendering import render
 from gpucluster.resolved import ResolvedCluster, ResolvedGroup
@@ -84,6 +85,8 @@ def render_healthcheck(resolved: ResolvedCluster, group: ResolvedGroup, site: Sl
         fabric_manager_unit=FABRIC_MANAGER_UNIT,
         mounts=mounts,
         timeouts=site.probe_timeouts,
+        reason_prefix=health_reasons.HEALTHCHECK,
+        reason_separator=health_reasons.SEPARATOR,
         kill_grace=KILL_GRACE_SECONDS,
         munge_socket=site.munge_socket,
         tool_path=site.healthcheck_path,

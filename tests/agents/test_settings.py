@@ -9,7 +9,9 @@ from datetime import timedelta
 import pytest
 
 from gpucluster.agents import capacity_controller as cc
-from gpucluster.agents import runtime
+from gpucluster.agents import node_repair, runtime
+from gpucluster.agents.repair_decision import Policy
+from gpucluster.bootstrap.bundle import agent_settings
 from gpucluster.config.loader import load_config
 from gpucluster.rendering import render
 from tests.conftest import EXAMPLE_NAMES, REPO
@@ -43,12 +45,52 @@ def test_settings_errors_name_the_key_and_the_fix(tmp_path):
 
 
 @pytest.mark.parametrize("example", EXAMPLE_NAMES)
-def test_the_rendered_env_file_configures_both_agents(tmp_path, example):
+def test_the_rendered_env_file_configures_every_agent(tmp_path, example):
     cfg = load_config(REPO / "examples" / f"{example}.yaml")
     env_file = tmp_path / "agents.env"
-    env_file.write_text(render("systemd/agents.env.j2", cfg=cfg))
+    env_file.write_text(render("systemd/agents.env.j2", cfg=cfg, settings=agent_settings(cfg)))
     settings_ = _settings(["--env-file", str(env_file)], {})
     assert (settings_.cluster(), settings_.region()) == (cfg.name, cfg.region)
+    health = cfg.health
+    assert node_repair.policy_from(settings_) == Policy(
+        health.replace_failed_nodes,
+        health.max_replacements_per_hour,
+        timedelta(minutes=health.drain_grace_minutes),
+    )
+
+
+def test_the_health_block_reaches_node_repair(tmp_path):
+    cfg = load_config(REPO / "examples" / "default.yaml")
+    cfg = cfg.model_copy(
+        update={
+            "health": cfg.health.model_copy(
+                update={
+                    "replace_failed_nodes": False,
+                    "max_replacements_per_hour": 5,
+                    "drain_grace_minutes": 0,
+                }
+            )
+        }
+    )
+    env_file = tmp_path / "agents.env"
+    env_file.write_text(render("systemd/agents.env.j2", cfg=cfg, settings=agent_settings(cfg)))
+    assert node_repair.policy_from(_settings(["--env-file", str(env_file)], {})) == Policy(
+        False, 5, timedelta(0)
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("GPUCLUSTER_REPLACE_FAILED_NODES", "yes", "must be true or false"),
+        ("GPUCLUSTER_MAX_REPLACEMENTS_PER_HOUR", "two", "is not a whole number"),
+        ("GPUCLUSTER_MAX_REPLACEMENTS_PER_HOUR", "0", "max_per_hour must be at least 1"),
+        ("GPUCLUSTER_DRAIN_GRACE_MINUTES", "-1", "grace must not be negative"),
+    ],
+)
+def test_bad_node_repair_settings_name_the_key(key, value, message):
+    with pytest.raises(runtime.SettingError, match=message):
+        node_repair.policy_from(_settings([], {key: value}))
 
 
 def test_grace_below_the_scale_in_lead_is_refused():

@@ -75,6 +75,7 @@ def test_head_bundle_carries_the_agents_and_their_timers() -> None:
         "gpucluster-capacity-controller.timer",
         "gpucluster-head-update.timer",
         "gpucluster-node-cleanup.timer",
+        "gpucluster-node-repair.timer",
     ]
     assert f"GPUCLUSTER_CLUSTER={cfg.name}" in agents.installed["/etc/gpucluster/agents.env"]
     for unit in agents.installed:

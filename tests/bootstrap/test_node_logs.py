@@ -72,6 +72,8 @@ def test_the_agent_configuration_ships_bootstrap_and_slurm_logs_to_that_group(
         "/var/log/gpucluster-bootstrap.log",
         site.slurmctld_log_file,
         site.slurmd_log_file,
+        # The head's node_repair records each replacement and each ALERT of its bound here.
+        "/var/log/gpucluster-node-repair/events.log",
     }
     for entry in collected:
         assert entry["log_group_name"] == generated

@@ -44,6 +44,12 @@ INVALID = {
     "az-not-in-region": (setitem("availability_zone", "us-west-2a"), "availability_zone"),
     "bad-cluster-name": (setitem("name", "My_Cluster"), "name"),
     "bad-region": (setitem("region", "mars-1"), "region"),
+    "no-replacements-per-hour": (
+        setitem("health", {"max_replacements_per_hour": 0}),
+        "health.max_replacements_per_hour",
+    ),
+    "negative-drain-grace": (setitem("health", {"drain_grace_minutes": -5}), "health.drain_grace_minutes"),
+    "unknown-health-key": (setitem("health", {"replace_nodes": False}), "health.replace_nodes"),
     "unknown-instance-type": (
         lambda d: group(d).update(instance_type="p9.96xlarge"),
         "compute_groups.0.instance_type",

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gpucluster.agents import health_reasons
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
 from gpucluster.efa import efa_count
@@ -76,6 +77,16 @@ class TestHealthcheck:
             "Reason=healthcheck: GPU count 6, want 8;"
             f"{node.mount_root}/home is not mounted"
         ]
+
+    def test_the_drain_reason_is_one_node_repair_replaces(self, tmp_path):
+        """The template's prefix comes from health_reasons, the module node_repair classifies
+        reasons with: a node the health check drains is one the head replaces."""
+        node = self.healthy(tmp_path, gpus=7)
+        run_healthcheck(node, self.cfg)
+        (drain,) = node.recorded("scontrol")
+        reason = drain.split("Reason=", 1)[1]
+        assert reason.startswith(health_reasons.HEALTHCHECK + health_reasons.SEPARATOR)
+        assert health_reasons.classify(reason) == "check"
 
     def test_nvswitch_node_without_fabric_manager_is_drained_naming_it(self, tmp_path):
         assert self.cfg.compute_groups[0].instance.nvswitch

@@ -4,7 +4,8 @@ Every role can read the munge key, the cluster's SSM parameters and the
 bootstrap bundle, write its logs into the cluster's log group only, and use
 Session Manager. Only the head node reads the Slurm source (it builds the package
 the other nodes install) and may resize the
-cluster's Auto Scaling groups (the capacity-block controller); only compute
+cluster's Auto Scaling groups (the capacity-block controller) and terminate a failed
+node's instance in them (node_repair); only compute
 nodes complete their own launch lifecycle action and tag themselves. Login and
 compute nodes, which import and run images (`enroot import`, Pyxis), may pull from
 the ECR repositories `software.ecr_repositories` names (by default every repository
@@ -165,6 +166,14 @@ class NodeRoles(Construct):
                 Allow(
                     sid="ResizeClusterGroups",
                     actions=["autoscaling:SetDesiredCapacity", "autoscaling:UpdateAutoScalingGroup"],
+                    resource="*",
+                    conditions={"StringEquals": cluster_tag},
+                ),
+                Allow(
+                    # node_repair: a failed node's instance, terminated so its group replaces
+                    # it; only in groups tagged with this cluster (the ASG the instance is in).
+                    sid="ReplaceFailedNodes",
+                    actions=["autoscaling:TerminateInstanceInAutoScalingGroup"],
                     resource="*",
                     conditions={"StringEquals": cluster_tag},
                 ),

@@ -110,7 +110,16 @@ def test_one_role_and_one_profile_per_node_role(roles):
 @pytest.mark.parametrize(
     ("role", "only_here"),
     [
-        ("head", {"ReadSlurmSource", "ReadCapacityAndInstances", "ResizeClusterGroups", "PublishHeadImage"}),
+        (
+            "head",
+            {
+                "ReadSlurmSource",
+                "ReadCapacityAndInstances",
+                "ResizeClusterGroups",
+                "ReplaceFailedNodes",
+                "PublishHeadImage",
+            },
+        ),
         ("login", PULL),
         ("compute", {"CompleteOwnLaunch", "FindOwnGroup", *PULL}),
     ],
@@ -122,11 +131,23 @@ def test_each_role_has_the_common_statements_and_only_its_own_extras(roles, role
 def test_writes_are_limited_to_the_clusters_tagged_resources(roles):
     for role, sid in (
         ("head", "ResizeClusterGroups"),
+        ("head", "ReplaceFailedNodes"),
         ("compute", "CompleteOwnLaunch"),
         ("login", "ReportBootstrapFailure"),
     ):
         condition = _statements(roles, role)[sid]["Condition"]
         assert condition == {"StringEquals": {"aws:ResourceTag/gpucluster:cluster": "demo"}}
+
+
+def test_the_head_terminates_instances_only_through_auto_scaling(roles):
+    """node_repair replaces a failed node through its group (which relaunches into the same
+    reservation); no role may terminate an EC2 instance directly."""
+    assert _statements(roles, "head")["ReplaceFailedNodes"]["Action"] == (
+        "autoscaling:TerminateInstanceInAutoScalingGroup"
+    )
+    for role in ("head", "login", "compute"):
+        statements = _statements(roles, role).values()
+        assert not any("ec2:TerminateInstances" in str(s["Action"]) for s in statements)
 
 
 def test_the_bundle_and_the_log_group_are_named_exactly(roles):

@@ -1,0 +1,61 @@
+"""The head's node report as `gpucluster nodes` prints it: a table, the last replacement of
+each group, the alert if the bound tripped, and the exit code (1 when a node is out of service)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpucluster.nodes.head_report import REPAIR_SCRIPT
+from gpucluster.tables import CliTable, table
+
+COLUMNS = ("node", "group", "state", "reason", "instance", "replaced")
+# Slurm state flags of a node that takes no jobs: drained, draining or down.
+OUT_OF_SERVICE = frozenset({"DRAIN", "DRAINED", "DRAINING", "DOWN", "FAIL", "NOT_RESPONDING"})
+
+
+@dataclass(frozen=True)
+class NodesView:
+    table: CliTable
+    notes: list[str]
+    out_of_service: int
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.out_of_service else 0
+
+
+def view(report: dict[str, Any], cluster: str) -> NodesView:
+    replaced = {r["instance_id"]: r for r in report.get("replacements", [])}
+    rows, down = [], 0
+    for node in sorted(report.get("nodes", []), key=lambda n: (n["group"], n["name"])):
+        states = set(node["state"].split("+"))
+        down += bool(states & OUT_OF_SERVICE)
+        done = replaced.get(node["instance_id"])
+        rows.append(
+            (
+                node["name"],
+                node["group"],
+                node["state"],
+                node["reason"] or "-",
+                node["instance_id"],
+                done["at"] if done else "-",
+            )
+        )
+    notes = []
+    last: dict[str, dict[str, Any]] = {}
+    for replacement in report.get("replacements", []):
+        last[replacement["group"]] = replacement
+    for group, replacement in sorted(last.items()):
+        notes.append(
+            f"group {group}: last replacement {replacement['node']} at {replacement['at']} "
+            f"({replacement['reason']})"
+        )
+    tripped = report.get("tripped")
+    if tripped:
+        notes.append(
+            f"ALERT replacement stopped since {tripped['at']}: {tripped['why']}; fix the cause, then "
+            f"clear it on the head node: sudo python3 {REPAIR_SCRIPT} --clear-alert"
+        )
+    title = f"{cluster}: {len(rows)} compute nodes, {down} drained or down"
+    return NodesView(table(title, COLUMNS, rows), notes, down)
