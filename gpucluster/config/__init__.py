@@ -20,6 +20,7 @@ from gpucluster.config.capacity import (
 )
 from gpucluster.config.cluster import ClusterConfig
 from gpucluster.config.fields import StrictModel
+from gpucluster.config.health import HealthConfig
 from gpucluster.config.image import DLAMI_UBUNTU_2404, ImageConfig
 from gpucluster.config.network import NetworkConfig
 from gpucluster.config.nodes import (
@@ -49,6 +50,7 @@ __all__ = [
     "ComputeGroupConfig",
     "DatabaseConfig",
     "FsxLustreConfig",
+    "HealthConfig",
     "HeadNodeConfig",
     "ImageConfig",
     "LoginNodesConfig",

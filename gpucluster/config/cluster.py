@@ -12,6 +12,7 @@ from gpucluster.config import subnet_addresses
 from gpucluster.config.accounting import AccountingConfig
 from gpucluster.config.accounting_database import placement_problem
 from gpucluster.config.fields import StrictModel, fail, fail_at, matching
+from gpucluster.config.health import HealthConfig
 from gpucluster.config.image import ImageConfig
 from gpucluster.config.network import NetworkConfig
 from gpucluster.config.nodes import ComputeGroupConfig, HeadNodeConfig, LoginNodesConfig
@@ -51,6 +52,7 @@ class ClusterConfig(StrictModel):
         default=None,
         description="Slurm accounting (slurmdbd, sacct, accounts, QOS, fair share); null: off.",
     )
+    health: HealthConfig = Field(default_factory=HealthConfig)
     tags: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("name")

@@ -7,7 +7,7 @@ bootstrap before the node joins.
 
 from __future__ import annotations
 
-from gpucluster import names
+from gpucluster import dcgm, names
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.rendering import render
 from gpucluster.resolved import ResolvedCluster, ResolvedGroup
@@ -68,11 +68,13 @@ def required_mounts(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> list[s
 
 
 def render_healthcheck(resolved: ResolvedCluster, group: ResolvedGroup, site: SlurmSite = SlurmSite()) -> str:
-    """The HealthCheckProgram for nodes of `group` (also run by the bootstrap with --pre-join)."""
+    """The HealthCheckProgram for nodes of `group`, also its Prolog (--prolog) and run by the
+    bootstrap with --pre-join, where it adds DCGM's diagnostic at health.dcgm_level_at_join."""
     check_member(resolved, group)
     instance = group.instance
     mounts = required_mounts(resolved.config, site)
     site.probe_timeouts.check_budget(len(mounts))
+    site.probe_timeouts.check_prolog_budget()
     return render(
         f"{TEMPLATE_DIR}/healthcheck.sh.j2",
         cluster=resolved.name,
@@ -88,4 +90,8 @@ def render_healthcheck(resolved: ResolvedCluster, group: ResolvedGroup, site: Sl
         munge_socket=site.munge_socket,
         tool_path=site.healthcheck_path,
         slurm_conf=site.healthcheck_slurm_conf,
+        dcgm_join_level=resolved.config.health.dcgm_level_at_join,
+        dcgm_bounds=dcgm.bounds_by_level(site.dcgm_bound_seconds),
+        dcgm_reason_prefix=dcgm.REASON_PREFIX,
+        dcgm_failed_tests_jq=dcgm.FAILED_TESTS_JQ,
     )
