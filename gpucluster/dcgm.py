@@ -63,6 +63,7 @@ FAILED_TESTS_JQ = (
     + ' else error("not a dcgmi diag report") end'
 )
 
+
 def join_bound_seconds() -> int:
     """The longest a node's diagnostic before joining may run: the boot budget carries it."""
     return max(LEVELS[level].bound_seconds for level in JOIN_LEVELS if level)

@@ -30,6 +30,9 @@ PROLOG_EPILOG_TIMEOUT_SECONDS = 120
 PROLOG_SHARE = 0.5
 # The systemd unit of NVIDIA Fabric Manager (package nvidia-fabricmanager-<driver branch>).
 FABRIC_MANAGER_UNIT = "nvidia-fabricmanager"
+# The systemd unit of DCGM's nv-hostengine (package datacenter-gpu-manager-4, which the DLAMI
+# ships): `dcgmi diag` asks it to run the diagnostic.
+DCGM_UNIT = "nvidia-dcgm"
 
 
 @dataclass(frozen=True)

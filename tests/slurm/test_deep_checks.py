@@ -12,9 +12,12 @@ import yaml
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
 from gpucluster.efa import efa_count
+from gpucluster.resolved import resolve
+from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.health_probes import PROLOG_EPILOG_TIMEOUT_SECONDS, ProbeTimeouts
 from tests.conftest import REPO
 from tests.dcgm_reports import report
+from tests.slurm.conf_text import settings, single
 from tests.slurm.healthcheck_node import FakeNode, run_healthcheck
 
 CFG = load_config(REPO / "examples" / "default.yaml")
@@ -198,3 +201,20 @@ def test_prologs_worst_case_stays_well_under_prolog_epilog_timeout():
     assert worst <= PROLOG_EPILOG_TIMEOUT_SECONDS / 2
     with pytest.raises(ValueError, match="the Prolog's probes may run"):
         ProbeTimeouts(nvidia_smi=40, fi_info=20).check_prolog_budget()
+
+
+class TestSlurmConfProlog:
+    def test_prolog_is_the_health_check_and_a_failing_one_requeues_unheld(self, example):
+        conf = settings(slurm_conf.render_slurm_files(resolve(example)).slurm_conf)
+        assert single(conf, "Prolog") == single(conf, "HealthCheckProgram")
+        assert int(single(conf, "PrologEpilogTimeout")) == PROLOG_EPILOG_TIMEOUT_SECONDS
+        assert "nohold_on_prolog_fail" in single(conf, "SchedulerParameters").split(",")
+        assert single(conf, "PrologFlags") == "Contain"
+
+    def test_prolog_check_off_leaves_no_prolog_but_the_timeout(self):
+        raw = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())
+        raw["health"] = {"prolog_check": False}
+        conf = settings(slurm_conf.render_slurm_files(resolve(ClusterConfig.model_validate(raw))).slurm_conf)
+        assert "Prolog" not in conf
+        assert "SchedulerParameters" not in conf
+        assert int(single(conf, "PrologEpilogTimeout")) == PROLOG_EPILOG_TIMEOUT_SECONDS
