@@ -218,3 +218,25 @@ class TestSlurmConfProlog:
         assert "Prolog" not in conf
         assert "SchedulerParameters" not in conf
         assert int(single(conf, "PrologEpilogTimeout")) == PROLOG_EPILOG_TIMEOUT_SECONDS
+
+
+# `nvidia-smi -L` as an H200 printed it (the lead's capture, 2026-12-04: one GPU, driver
+# 580.159.04); the file starts with the command and ends with its exit status.
+H200_LISTING = REPO / "tests" / "fixtures" / "h200" / "nvidia-smi-L.txt"
+
+
+def h200_lines(gpus: int) -> str:
+    [line] = [line for line in H200_LISTING.read_text().splitlines() if line.startswith("GPU ")]
+    return "".join(line.replace("GPU 0:", f"GPU {index}:", 1) + "\n" for index in range(gpus))
+
+
+@pytest.mark.parametrize(("gpus", "drained"), [(8, False), (1, True)])
+def test_prolog_reads_a_real_h200_listing(tmp_path, gpus, drained):
+    fake = node(tmp_path)
+    listing = tmp_path / "listing.txt"
+    listing.write_text(h200_lines(gpus))
+    fake._stub("nvidia-smi", f"cat {listing}")
+    result = run_healthcheck(fake, CFG, env=PROLOG_ENV)
+    assert result.returncode == (1 if drained else 0), result.stdout
+    expected = [f"scontrol update NodeName={NODE} State=DRAIN Reason=prolog: GPU count 1, want 8"]
+    assert fake.recorded("scontrol") == (expected if drained else [])
