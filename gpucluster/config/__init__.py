@@ -2,7 +2,7 @@
 
 Every other module receives a `ClusterConfig`; none re-checks what is checked here.
 Field names are the public contract (README, Configuration reference). One module per
-section of the file (network, image, nodes, capacity, storage, software, validation,
+section of the file (network, image, nodes, capacity, storage, software, validation, health,
 accounting and its accounting_database), the root in `cluster`, the one YAML reader in
 `loader` and `yaml_input`; the AWS rules the sections enforce live beside them (`fsx_rules`,
 `capacity_block_rules`, `placement_rules`, `mount_points`).

@@ -4,6 +4,8 @@ while the job is requeued, unheld, onto a healthy node."""
 
 from __future__ import annotations
 
+import statistics
+import subprocess
 import time
 
 import pytest
@@ -34,6 +36,21 @@ def test_prolog_runs_before_each_job_on_each_of_its_nodes(cluster: SlurmCluster)
     done = cluster.wait_job_state(job, {"COMPLETED"}, JOB_TIMEOUT)
     assert done["ExitCode"] == "0:0"
     assert sorted(node for job_id, node in prolog_calls(cluster) if job_id == job) == sorted(cluster.nodes)
+
+
+def test_prolog_on_a_healthy_node_takes_milliseconds(cluster: SlurmCluster):
+    """The rendered Prolog as slurmd runs it (its environment, the suite's stand-in tools):
+    it runs before every job, so its own cost must stay small."""
+    node = sorted(cluster.nodes)[0]
+    env = {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURMD_NODENAME": node, "SLURM_JOB_ID": "1"}
+    runs = []
+    for _ in range(5):
+        started = time.monotonic()
+        subprocess.run([cluster.site.healthcheck_program], env=env, check=True, capture_output=True)
+        runs.append((time.monotonic() - started) * 1000)
+    median = statistics.median(runs)
+    print(f"Prolog on a healthy node: median {median:.0f} ms of {[round(r) for r in runs]}")
+    assert median < 2000, runs
 
 
 def _requeued_onto_the_healthy_node(
