@@ -75,6 +75,7 @@ def render_healthcheck(resolved: ResolvedCluster, group: ResolvedGroup, site: Sl
     mounts = required_mounts(resolved.config, site)
     site.probe_timeouts.check_budget(len(mounts))
     site.probe_timeouts.check_prolog_budget()
+    level = resolved.config.health.dcgm_level_at_join
     return render(
         f"{TEMPLATE_DIR}/healthcheck.sh.j2",
         cluster=resolved.name,
@@ -90,8 +91,8 @@ def render_healthcheck(resolved: ResolvedCluster, group: ResolvedGroup, site: Sl
         munge_socket=site.munge_socket,
         tool_path=site.healthcheck_path,
         slurm_conf=site.healthcheck_slurm_conf,
-        dcgm_join_level=resolved.config.health.dcgm_level_at_join,
-        dcgm_bounds=dcgm.bounds_by_level(site.dcgm_bound_seconds),
+        dcgm_join_level=level,
+        dcgm_join_bound=dcgm.bounds_by_level(site.dcgm_bound_seconds).get(level, 0),
         dcgm_reason_prefix=dcgm.REASON_PREFIX,
         dcgm_failed_tests_jq=dcgm.FAILED_TESTS_JQ,
     )

@@ -122,23 +122,6 @@ class TestDcgmBeforeJoining:
         assert fake.recorded("dcgmi") == []
 
 
-class TestDcgmOnDemand:
-    def test_runs_the_level_asked_for_and_drains_nothing(self, tmp_path):
-        fake = node(tmp_path, dcgm_report=report(failing={"memory": {5}}), dcgm_exit=226)
-        result = run_healthcheck(fake, CFG, "--dcgm", "3")
-        assert result.returncode == 1
-        assert fake.recorded("dcgmi") == ["dcgmi diag -r 3 -j"]
-        assert "FAIL: dcgm: diag level 3 failed: memory (GPU 5)" in result.stdout
-        assert fake.recorded("nvidia-smi") == []
-        assert fake.recorded("scontrol") == []
-
-    @pytest.mark.parametrize("args", [("--dcgm",), ("--dcgm", "5"), ("--dcgm", "x")])
-    def test_a_level_outside_1_to_4_is_a_usage_error(self, tmp_path, args):
-        fake = node(tmp_path, dcgm_report=report())
-        assert run_healthcheck(fake, CFG, *args).returncode == 64
-        assert fake.recorded("dcgmi") == []
-
-
 PROLOG_ENV = {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURM_JOB_ID": "42"}
 
 
