@@ -100,6 +100,12 @@ class Node:
     lustre_available: bool = True
     lustre_key_fingerprint: str = LUSTRE_KEY_FINGERPRINT
     env: dict[str, str] = field(default_factory=dict)
+    # DCGM on the image: what `dcgmi diag -j` prints and its exit status (its nvidia-dcgm
+    # service ships too); None: an image without DCGM. `dcgm_bound` shortens every level's bound.
+    dcgm_report: str | None = None
+    dcgm_exit: int = 0
+    dcgm_hangs: bool = False
+    dcgm_bound: int | None = None
 
     def __post_init__(self) -> None:
         self.root = self.workdir / "root"
@@ -144,7 +150,11 @@ class Node:
             nvme = self.root / "opt/dlami/nvme"
             nvme.mkdir(parents=True)
             (self.state / "mounts").write_text(f"{nvme}\n")
-        self.site = SlurmSite(healthcheck_path=f"{self.stubs}:{self.allowed}", mount_root=str(self.root))
+        self.site = SlurmSite(
+            healthcheck_path=f"{self.stubs}:{self.allowed}",
+            mount_root=str(self.root),
+            dcgm_bound_seconds=self.dcgm_bound,
+        )
         # The Slurm source the head downloads is the harness's small stand-in.
         self.slurm_source = slurm_source_fixture(NodeBuild())
         if "slurm-source" in self.corrupt_downloads:
@@ -165,6 +175,20 @@ class Node:
                 f'#!/bin/bash\nprintf "%s\\n" "{name} $*" >>"{self.call_log}"\n' + body.lstrip("\n")
             )
             stub.chmod(0o755)
+        if self.dcgm_report is not None:
+            report = self.workdir / "dcgm-report.json"
+            report.write_text(self.dcgm_report)
+            # bash's read -t stands in for sleep, which the harness stubs to return at once.
+            answer = (
+                "trap '' TERM\nread -r -t 60 <> <(:)\n"
+                if self.dcgm_hangs
+                else f'cat "{report}"\nexit {self.dcgm_exit}\n'
+            )
+            dcgm_stubs = {"dcgmi": answer, "nv-hostengine": "exit 0\n"}
+            for name, body in dcgm_stubs.items():
+                stub = self.stubs / name
+                stub.write_text(f'#!/bin/bash\nprintf "%s\\n" "{name} $*" >>"{self.call_log}"\n' + body)
+                stub.chmod(0o755)
         for tool in ALLOWED_TOOLS:
             real = shutil.which(tool)
             if real is not None:
@@ -257,6 +281,7 @@ class Node:
             "SIM_ASG": ASG_NAME,
             "SIM_KEFALND_BUILT": "yes" if self.kefalnd else "no",
             "SIM_LUSTRE_AVAILABLE": "yes" if self.lustre_available else "no",
+            "SIM_UNITS": "nvidia-dcgm" if self.dcgm_report is not None else "",
             **self.env,
         }
         result = subprocess.run(

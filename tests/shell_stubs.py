@@ -47,6 +47,8 @@ ALLOWED_TOOLS = (
     "id",
     # Bounds the head update's calls; it runs the stubs like any other command.
     "timeout",
+    # Reads dcgmi's JSON report in the pre-join health check (installed with Enroot's dependencies).
+    "jq",
 )
 
 
@@ -163,8 +165,17 @@ case "$1" in
       touch "$SIM_STATE/seen-$unit"
     fi
     [[ -f "$SIM_STATE/active/$unit" ]] ;;
-  enable) touch "$SIM_STATE/enabled/$2" ;;
+  enable)
+    if [[ "$2" == --now ]]; then
+      touch "$SIM_STATE/enabled/$3"
+      [[ "$3" == "${SIM_FAIL_UNIT:-none}" ]] && exit 1
+      touch "$SIM_STATE/active/$3"
+    else
+      touch "$SIM_STATE/enabled/$2"
+    fi ;;
   disable) rm -f "$SIM_STATE/enabled/${!#}"; [[ "$2" != --now ]] || rm -f "$SIM_STATE/active/${!#}" ;;
+  # Units the image ships besides those the bootstrap installs (SIM_UNITS, space-separated).
+  cat) [[ " ${SIM_UNITS:-} " == *" $2 "* ]] ;;
   start|restart)
     [[ "$2" == "${SIM_FAIL_UNIT:-none}" ]] && exit 1
     # slurmctld saves its association usage when it stops.

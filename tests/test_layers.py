@@ -35,6 +35,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.slurm_release": 0,
     # the lines the validation jobs print, shared by the jobs (rendered) and the gate (parsed)
     "gpucluster.job_output": 0,
+    # DCGM's diagnostic levels, their bounds and how its report is read (config, checks, jobs)
+    "gpucluster.dcgm": 0,
     # where gpucluster keeps its files on a node (the config refuses a mount point over it)
     "gpucluster.node_root": 0,
     # the vendored RDS CA bundle, its pin and the regions it covers (the config refuses others)

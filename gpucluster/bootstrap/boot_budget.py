@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpucluster import dcgm
+
 Role = str
 ROLES: tuple[Role, ...] = ("head", "login", "compute")
 
@@ -115,6 +117,13 @@ POLLS: tuple[Poll, ...] = (
         "nvidia-fabricmanager trains the NVLink fabric when it starts (NVSwitch types)",
     ),
     Poll(
+        "DCGM_START_TIMEOUT",
+        60,
+        2,
+        ("compute",),
+        "nv-hostengine (nvidia-dcgm), which runs DCGM's diagnostic before the node joins",
+    ),
+    Poll(
         "REGISTER_TIMEOUT",
         300,
         10,
@@ -207,6 +216,9 @@ RETRIES: tuple[Retry, ...] = (
 # Time spent working rather than waiting: package installs, the Pyxis build, EFA and GPU
 # checks, the pre-join health check. Not bounded by the scripts; an allowance.
 WORK_ALLOWANCE = 900
+# DCGM's diagnostic before a compute node joins (the health check's --pre-join), bounded by
+# the longest level a node may run then (gpucluster.dcgm).
+DCGM_JOIN_ALLOWANCE = dcgm.join_bound_seconds()
 # The head's build of the Slurm package on its first boot (configure, make, install):
 # 6 min on a loaded 2-core machine (README "Which Slurm, and why"); a head has at least
 # as many cores.
@@ -230,7 +242,8 @@ def boot_budget(role: Role) -> int:
     waits = sum(poll.worst_case for poll in POLLS if role in poll.roles)
     retries = sum(retry.worst_case(role) for retry in RETRIES)
     build = SLURM_BUILD_ALLOWANCE if role == "head" else 0
-    return waits + retries + WORK_ALLOWANCE + build
+    diagnostic = DCGM_JOIN_ALLOWANCE if role == "compute" else 0
+    return waits + retries + WORK_ALLOWANCE + build + diagnostic
 
 
 def heartbeat_timeout() -> int:

@@ -149,6 +149,7 @@ class Slurm:
     restart_keys: tuple[str, ...]
     lock_busy_exit: int
     fabric_manager_unit: str
+    dcgm_unit: str
     groups: tuple[GroupSettings, ...]
 
 
@@ -241,6 +242,7 @@ def slurm(resolved: ResolvedCluster, site: SlurmSite, build: NodeBuild) -> Slurm
         restart_keys=SLURMCTLD_RESTART_KEYS,
         lock_busy_exit=SLURMCTLD_LOCK_BUSY_EXIT,
         fabric_manager_unit=health_probes.FABRIC_MANAGER_UNIT,
+        dcgm_unit=health_probes.DCGM_UNIT,
         groups=group_settings(resolved),
     )
 

@@ -2,7 +2,7 @@
 
 Every other module receives a `ClusterConfig`; none re-checks what is checked here.
 Field names are the public contract (README, Configuration reference). One module per
-section of the file (network, image, nodes, capacity, storage, software, validation,
+section of the file (network, image, nodes, capacity, storage, software, validation, health,
 accounting and its accounting_database), the root in `cluster`, the one YAML reader in
 `loader` and `yaml_input`; the AWS rules the sections enforce live beside them (`fsx_rules`,
 `capacity_block_rules`, `placement_rules`, `mount_points`).
@@ -20,6 +20,7 @@ from gpucluster.config.capacity import (
 )
 from gpucluster.config.cluster import ClusterConfig
 from gpucluster.config.fields import StrictModel
+from gpucluster.config.health import HealthConfig
 from gpucluster.config.image import DLAMI_UBUNTU_2404, ImageConfig
 from gpucluster.config.network import NetworkConfig
 from gpucluster.config.nodes import (
@@ -50,6 +51,7 @@ __all__ = [
     "ComputeGroupConfig",
     "DatabaseConfig",
     "FsxLustreConfig",
+    "HealthConfig",
     "HeadNodeConfig",
     "ImageConfig",
     "LoginNodesConfig",

@@ -1,18 +1,38 @@
-"""The config's `health` section: what happens to a compute node that fails a check.
+"""The config's `health` section: what checks a compute node beyond the health check slurmd
+runs every 5 minutes, and what happens to a node that fails a check (README "When a node fails").
 
-One module per config section. Each block of fields is owned by one feature; the head's
-node_repair agent reads the replacement block through its settings file
-(gpucluster.bootstrap.bundle.agent_settings).
+Each block of fields is owned by one feature; the head's node_repair agent reads the
+replacement block through its settings file (gpucluster.bootstrap.bundle.agent_settings).
 """
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from gpucluster.config.fields import StrictModel
+from gpucluster import dcgm
+from gpucluster.config.fields import StrictModel, fail
 
 
 class HealthConfig(StrictModel):
+    """Node checks and what happens to a node that fails them."""
+
+    # Deep checks (issue 28, item 3).
+    dcgm_level_at_join: int = Field(
+        default=dcgm.DEFAULT_JOIN_LEVEL,
+        description=(
+            "Level of DCGM's diagnostic (dcgmi diag -r LEVEL) a compute node runs before it joins "
+            "Slurm: 1 (seconds), 2 (about 2 minutes) or 0 (off). A failing node does not join and "
+            "Auto Scaling replaces it. Levels 3 and 4 run on demand as the dcgm-diag job."
+        ),
+    )
+    prolog_check: bool = Field(
+        default=True,
+        description=(
+            "Check GPUs, EFA devices and Fabric Manager in Slurm's Prolog before every job; a "
+            "failing node is drained ('prolog: ...') and the job requeued onto another node."
+        ),
+    )
+
     # Replacement of failed nodes (the head's node_repair agent; README "When a node fails").
     replace_failed_nodes: bool = Field(
         default=True,
@@ -40,3 +60,15 @@ class HealthConfig(StrictModel):
             "given before it is replaced (its jobs are requeued then)."
         ),
     )
+
+    @field_validator("dcgm_level_at_join")
+    @classmethod
+    def _join_level(cls, value: int) -> int:
+        if value not in dcgm.JOIN_LEVELS:
+            raise fail(
+                "dcgm_level",
+                f"{value} is not a level a node runs before it joins; use 0 (off), 1 or 2. "
+                "Levels 3 and 4 run for 15 minutes to hours: run them as the dcgm-diag job "
+                "(sbatch /opt/gpucluster/jobs/<group>/dcgm-diag.sbatch 3)",
+            )
+        return value

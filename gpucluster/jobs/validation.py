@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpucluster import dcgm
+from gpucluster.agents import health_reasons
 from gpucluster.config.ecr import ECR_HOST
 from gpucluster.container.dockerfile import NCCL_TESTS_BUILD_DIR
 from gpucluster.job_output import EFA_CHECK_PRINTF, EFA_FAIL, EFA_OK, NO_PARTNERS, PAIR_PRINTF
@@ -52,7 +54,6 @@ WAITS = {
     "NCCL_RUN_TIMEOUT": 1200,
     # The first container start imports the image (several GB) into Enroot.
     "IMAGE_TIMEOUT": 600,
-    "DCGM_TIMEOUT": 900,
     # Pulling and squashing a 20 GB NGC-based image once.
     "IMPORT_TIMEOUT": 3000,
     # The torchrun job's Python environment, built once per user: venv, then pip's download of
@@ -61,6 +62,9 @@ WAITS = {
     "KILL_GRACE": 10,
 }
 # The dcgm-diag job's own line (the gate does not read it): one per node.
+# Each DCGM level's run is bounded (gpucluster.dcgm); the job also needs a minute for srun's
+# start and its own bound's kill grace, then rounds up to whole minutes.
+DCGM_JOB_OVERHEAD_SECONDS = 60 + 60 + WAITS["KILL_GRACE"]
 DCGM_PRINTF = "gpucluster-dcgm-diag node=%s result=%s reason=%s\\n"
 
 
@@ -129,9 +133,21 @@ def render_job(
         dlami_cuda_link=DLAMI_CUDA_LINK,
         container_nccl_tests_dir=CONTAINER_NCCL_TESTS_DIR,
         dcgm_level=DCGM_DIAG_LEVEL,
+        dcgm_bounds=dcgm.bounds_by_level(),
+        dcgm_minutes=dcgm_job_minutes(),
+        dcgm_reason_prefix=health_reasons.DCGM,
+        dcgm_failed_tests_jq=dcgm.FAILED_TESTS_JQ,
         lib_dir=lib_dir,
         gpu_env=gpu_env_path(lib_dir),
     )
+
+
+def dcgm_job_minutes() -> dict[int, int]:
+    """The --time a dcgm-diag job needs for each level."""
+    return {
+        level: -(-(seconds + DCGM_JOB_OVERHEAD_SECONDS) // 60)
+        for level, seconds in dcgm.bounds_by_level().items()
+    }
 
 
 def job_path(group: str, job: str) -> str:

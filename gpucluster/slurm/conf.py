@@ -18,6 +18,7 @@ from gpucluster.rendering import render
 from gpucluster.resolved import ResolvedCluster
 from gpucluster.slurm import accounting
 from gpucluster.slurm.accounting import AccountingSettings
+from gpucluster.slurm.health_probes import PROLOG_EPILOG_TIMEOUT_SECONDS
 
 # These stay importable from here, where callers name them.
 from gpucluster.slurm.node_conf import gres as gres
@@ -109,8 +110,12 @@ def max_node_count(cfg: ClusterConfig) -> int:
     return MAX_NODE_COUNT_FACTOR * nodes + placeholders
 
 
-def _scheduler_parameters(site: SlurmSite) -> str:
+def _scheduler_parameters(cfg: ClusterConfig, site: SlurmSite) -> str:
     parts = []
+    if cfg.health.prolog_check:
+        # A failing Prolog requeues the job held unless this is set (slurm.conf(5), 25.11):
+        # the job should start again on another node, not wait for a person.
+        parts.append("nohold_on_prolog_fail")
     if site.sched_interval is not None:
         parts.append(f"sched_interval={site.sched_interval}")
     if site.bf_interval is not None:
@@ -137,7 +142,8 @@ def render_slurm_files(
         "nodesets": [(nodeset(group.config), group.feature) for group in resolved.groups],
         "partitions": partitions(resolved),
         "plugstack_dir": plugstack_dir(site),
-        "scheduler_parameters": _scheduler_parameters(site),
+        "scheduler_parameters": _scheduler_parameters(resolved.config, site),
+        "prolog_epilog_timeout": PROLOG_EPILOG_TIMEOUT_SECONDS,
         "accounting_lines": (
             []
             if accounting_settings is None

@@ -21,8 +21,18 @@ MARGIN_SECONDS = 10
 # `timeout -k`: seconds between TERM and KILL. Since Linux 2.6.25 KILL also ends a task
 # blocked on a hard NFS mount (TASK_KILLABLE), so an EFS stat ends too.
 KILL_GRACE_SECONDS = 1
+# slurm.conf PrologEpilogTimeout: Slurm kills a Prolog (and Pyxis's job epilog, which removes a
+# job's named containers) that runs longer, drains the node with its own reason and requeues
+# the job; without it Slurm waits for ever (slurm.conf(5), 25.11). The Prolog's probes stay
+# well under it so a hung probe drains the node with the probe's name instead.
+PROLOG_EPILOG_TIMEOUT_SECONDS = 120
+# The Prolog's worst case may use at most this share of PrologEpilogTimeout.
+PROLOG_SHARE = 0.5
 # The systemd unit of NVIDIA Fabric Manager (package nvidia-fabricmanager-<driver branch>).
 FABRIC_MANAGER_UNIT = "nvidia-fabricmanager"
+# The systemd unit of DCGM's nv-hostengine (package datacenter-gpu-manager-4, which the DLAMI
+# ships): `dcgmi diag` asks it to run the diagnostic.
+DCGM_UNIT = "nvidia-dcgm"
 
 
 @dataclass(frozen=True)
@@ -54,6 +64,22 @@ class ProbeTimeouts:
             self.scontrol,
         ]
         return sum(seconds + KILL_GRACE_SECONDS for seconds in per_probe)
+
+    def prolog_worst_case_seconds(self) -> int:
+        """Run time of the Prolog (GPU, EFA and Fabric Manager probes, then its drain) when
+        every probe hangs until killed."""
+        per_probe = [self.nvidia_smi, self.fi_info, self.fabric_manager, self.scontrol]
+        return sum(seconds + KILL_GRACE_SECONDS for seconds in per_probe)
+
+    def check_prolog_budget(self) -> None:
+        """Refuse timeouts whose worst case would let Slurm kill the Prolog before it drains."""
+        budget = int(PROLOG_EPILOG_TIMEOUT_SECONDS * PROLOG_SHARE)
+        worst = self.prolog_worst_case_seconds()
+        if worst > budget:
+            raise ValueError(
+                f"the Prolog's probes may run {worst} s, more than the {budget} s allowed under "
+                f"PrologEpilogTimeout={PROLOG_EPILOG_TIMEOUT_SECONDS}"
+            )
 
     def check_budget(self, mounts: int) -> None:
         """Refuse timeouts whose worst case would let slurmd kill the check half-way."""

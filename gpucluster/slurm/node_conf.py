@@ -7,7 +7,7 @@ bootstrap before the node joins.
 
 from __future__ import annotations
 
-from gpucluster import names
+from gpucluster import dcgm, names
 from gpucluster.agents import health_reasons
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.rendering import render
@@ -69,11 +69,14 @@ def required_mounts(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> list[s
 
 
 def render_healthcheck(resolved: ResolvedCluster, group: ResolvedGroup, site: SlurmSite = SlurmSite()) -> str:
-    """The HealthCheckProgram for nodes of `group` (also run by the bootstrap with --pre-join)."""
+    """The HealthCheckProgram for nodes of `group`, also its Prolog (--prolog) and run by the
+    bootstrap with --pre-join, where it adds DCGM's diagnostic at health.dcgm_level_at_join."""
     check_member(resolved, group)
     instance = group.instance
     mounts = required_mounts(resolved.config, site)
     site.probe_timeouts.check_budget(len(mounts))
+    site.probe_timeouts.check_prolog_budget()
+    level = resolved.config.health.dcgm_level_at_join
     return render(
         f"{TEMPLATE_DIR}/healthcheck.sh.j2",
         cluster=resolved.name,
@@ -86,9 +89,14 @@ def render_healthcheck(resolved: ResolvedCluster, group: ResolvedGroup, site: Sl
         mounts=mounts,
         timeouts=site.probe_timeouts,
         reason_prefix=health_reasons.HEALTHCHECK,
+        prolog_reason_prefix=health_reasons.PROLOG,
         reason_separator=health_reasons.SEPARATOR,
         kill_grace=KILL_GRACE_SECONDS,
         munge_socket=site.munge_socket,
         tool_path=site.healthcheck_path,
         slurm_conf=site.healthcheck_slurm_conf,
+        dcgm_join_level=level,
+        dcgm_join_bound=dcgm.bounds_by_level(site.dcgm_bound_seconds).get(level, 0),
+        dcgm_reason_prefix=health_reasons.DCGM,
+        dcgm_failed_tests_jq=dcgm.FAILED_TESTS_JQ,
     )

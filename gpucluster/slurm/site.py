@@ -62,6 +62,9 @@ class SlurmSite:
     healthcheck_program: str = "/usr/local/sbin/gpucluster-healthcheck"
     healthcheck_interval: int = 300
     probe_timeouts: ProbeTimeouts = ProbeTimeouts()
+    # How long DCGM's diagnostic may run at any level; None: gpucluster.dcgm's bound per level.
+    # Tests shorten it to see a hung diagnostic named within seconds.
+    dcgm_bound_seconds: int | None = None
     # The health check runs with an empty environment; this PATH finds nvidia-smi,
     # fi_info (the EFA installer's /opt/amazon/efa/bin), mountpoint, munge and scontrol.
     healthcheck_path: str = "/opt/amazon/efa/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

@@ -29,10 +29,19 @@ SLURMCTLD_PORT = 16817
 SLURMD_PORT = 16818
 
 FAKE_NVIDIA_SMI = """#!/bin/bash
-# Test stand-in: 8 GPUs, or the count written in {override_dir}/<node name>.
+# Test stand-in: 8 GPUs, or the count written in {override_dir}/<node name>. Under a job's
+# Prolog (SLURM_SCRIPT_CONTEXT=prolog_slurmd) it records the job, then answers with the count
+# in {override_dir}/<node name>.prolog, or never when that file says "hang".
 count=8
 if [[ -n "${{SLURMD_NODENAME:-}}" && -f "{override_dir}/${{SLURMD_NODENAME}}" ]]; then
   count=$(cat "{override_dir}/${{SLURMD_NODENAME}}")
+fi
+if [[ "${{SLURM_SCRIPT_CONTEXT:-}}" == prolog_slurmd ]]; then
+  echo "${{SLURM_JOB_ID}} ${{SLURMD_NODENAME}}" >>"{override_dir}/prolog-calls"
+  if [[ -f "{override_dir}/${{SLURMD_NODENAME}}.prolog" ]]; then
+    count=$(cat "{override_dir}/${{SLURMD_NODENAME}}.prolog")
+    [[ "$count" != hang ]] || exec sleep 60
+  fi
 fi
 for ((i = 0; i < count; i++)); do
   echo "GPU $i: NVIDIA H100 80GB HBM3 (UUID: GPU-0000000$i)"

@@ -5,7 +5,7 @@ the header, NCCL INFO lines (only under NCCL_DEBUG=INFO, as NCCL does) naming th
 the table on rank 0, the summary, and `-J` JSON (version 3). mpirun: Open MPI's mpirun inside a
 Slurm allocation starts a daemon per node through srun, which forks the node's ranks. fi_pingpong: the
 client really connects to the server's address (its out-of-band TCP port), so a pair that
-cannot reach each other fails. dcgmi: `dcgmi diag -r 2`'s table.
+cannot reach each other fails. dcgmi: `dcgmi diag -r 2 -j`'s report.
 """
 
 from __future__ import annotations
@@ -147,24 +147,16 @@ print("256     10      =10      5k          0.00s     21.19      12.08       0.0
 """
 
 DCGMI = r"""#!/bin/bash
-# Test stand-in for `dcgmi diag -r 2`.
-[[ "$*" == "diag -r 2" ]] || { echo "unexpected: dcgmi $*" >&2; exit 2; }
-cat <<'TABLE'
-Successfully ran diagnostic for group.
-+---------------------------+------------------------------------------------+
-| Diagnostic                | Result                                         |
-+===========================+================================================+
-|-----  Metadata  ----------+------------------------------------------------|
-| DCGM Version              | 4.7.0                                          |
-| Number of GPUs Detected   | 8                                              |
-|-----  Deployment  --------+------------------------------------------------|
-| Software                  | Pass                                           |
-|-----  Integration  -------+------------------------------------------------|
-| PCIe                      | Pass - All                                     |
-|-----  Hardware  ----------+------------------------------------------------|
-| GPU Memory                | Pass - All                                     |
-+---------------------------+------------------------------------------------+
-TABLE
+# Test stand-in for `dcgmi diag -r 2 -j`: a passing report (tests/dcgm_reports.py's shape).
+[[ "$*" == "diag -r 2 -j" ]] || { echo "unexpected: dcgmi $*" >&2; exit 2; }
+cat <<'REPORT'
+{"DCGM Diagnostic": {"test_categories": [
+  {"category": "Deployment", "tests": [{"name": "software", "test_summary": {"status": "Pass"},
+    "results": [{"entity_group": "GPU", "entity_group_id": 1, "entity_id": 0, "status": "Pass"}]}]},
+  {"category": "Hardware", "tests": [{"name": "memory", "test_summary": {"status": "Pass"},
+    "results": [{"entity_group": "GPU", "entity_group_id": 1, "entity_id": 0, "status": "Pass"}]}]}]},
+ "metadata": {"version": "4.7.0"}}
+REPORT
 """
 
 

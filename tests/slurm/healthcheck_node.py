@@ -24,8 +24,13 @@ class FakeNode:
         munge_ok: bool = True,
         fabric_manager_active: bool = True,
         timeouts: ProbeTimeouts | None = None,
+        dcgm_report: str | None = None,
+        dcgm_exit: int = 0,
+        dcgm_bound: int | None = None,
     ):
+        """`dcgm_report`: what `dcgmi diag -j` prints (exiting `dcgm_exit`); None: no DCGM."""
         self.timeouts = timeouts or ProbeTimeouts()
+        self.dcgm_bound = dcgm_bound
         self.bin = root / "bin"
         self.bin.mkdir()
         self.calls = root / "calls"
@@ -46,6 +51,11 @@ class FakeNode:
         self._stub("munge", "echo credential" if munge_ok else "exit 1")
         self._stub("unmunge", "cat >/dev/null")
         self._stub("scontrol", "exit 0")
+        if dcgm_report is not None:
+            report = root / "dcgm-report.json"
+            report.write_text(dcgm_report)
+            self._stub("dcgmi", f"cat {report}; exit {dcgm_exit}")
+            self._stub("nv-hostengine", "exit 0")
         # The health check's PATH ends in /usr/bin: a stub keeps the host's systemd out of it.
         fabric = 0 if fabric_manager_active else 3
         self._stub(
@@ -62,6 +72,7 @@ class FakeNode:
             healthcheck_path=f"{self.bin}:/usr/bin:/bin",
             mount_root=self.mount_root,
             probe_timeouts=self.timeouts,
+            dcgm_bound_seconds=self.dcgm_bound,
         )
 
     def hang(self, name: str, ignore_term: bool = False) -> None:
@@ -75,13 +86,15 @@ class FakeNode:
         return [line for line in self.calls.read_text().splitlines() if line.startswith(tool + " ")]
 
 
-def run_healthcheck(node: FakeNode, cfg: ClusterConfig, *args: str) -> subprocess.CompletedProcess:
+def run_healthcheck(
+    node: FakeNode, cfg: ClusterConfig, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     script = node.bin.parent / "healthcheck.sh"
     script.write_text(healthcheck_of(cfg, cfg.compute_groups[0], node.site()))
     # slurmd gives the program SLURMD_NODENAME and nothing else.
     return subprocess.run(
         ["/bin/bash", str(script), *args],
-        env={"SLURMD_NODENAME": "gpu-i-0123456789abcdef0"},
+        env={"SLURMD_NODENAME": "gpu-i-0123456789abcdef0", **(env or {})},
         capture_output=True,
         text=True,
         timeout=30,

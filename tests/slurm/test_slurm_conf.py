@@ -36,8 +36,9 @@ class TestSlurmConf:
         assert int(single(conf, "HealthCheckInterval")) > 0
         assert "NodeName" not in conf, "dynamic nodes: slurm.conf must list no node"
         assert "SlurmdParameters" not in conf, "production trusts each node's hardware"
-        for test_only in ("MessageTimeout", "SchedulerParameters"):
-            assert test_only not in conf, f"production keeps Slurm's default {test_only}"
+        assert "MessageTimeout" not in conf, "production keeps Slurm's default MessageTimeout"
+        # Only what the Prolog needs: the scheduler's intervals stay Slurm's defaults.
+        assert single(conf, "SchedulerParameters") == "nohold_on_prolog_fail"
 
     def test_jobs_keep_slurmds_locked_memory_and_an_extern_step(self, example):
         """EFA needs memlock: a job must not take the low limit of the shell that submitted it
@@ -154,7 +155,7 @@ class TestSlurmConf:
         assert single(conf, "SlurmdTimeout") == "5"
         assert single(conf, "SlurmdParameters") == "config_overrides"
         assert single(conf, "MessageTimeout") == "3"
-        assert single(conf, "SchedulerParameters") == "sched_interval=2,bf_interval=1"
+        assert single(conf, "SchedulerParameters") == "nohold_on_prolog_fail,sched_interval=2,bf_interval=1"
         healthcheck = healthcheck_of(cfg, cfg.compute_groups[0], site)
         assert 'export SLURM_CONF="/tmp/etc/slurm.conf"' in healthcheck.splitlines()
         assert slurm_conf.conf_server(resolve(cfg), site) == "10.213.0.1:16817"

@@ -23,3 +23,24 @@ start_fabric_manager() {
     die "${FABRIC_MANAGER_UNIT} is not active after ${FABRIC_MANAGER_TIMEOUT} s; without it CUDA cannot use this NVSwitch node's GPUs. See 'journalctl -u ${FABRIC_MANAGER_UNIT}' and /var/log/fabricmanager.log (its version must match the driver's), then rerun $0"
   log "${FABRIC_MANAGER_UNIT} is active"
 }
+
+# DCGM's diagnostic (the pre-join health check runs it) runs inside nv-hostengine, the
+# nvidia-dcgm service of the DLAMI's DCGM package; dcgmi only asks it. An image without the
+# service skips the diagnostic, and the health check says so.
+start_dcgm() {
+  if ((DCGM_JOIN_LEVEL == 0)); then
+    log "DCGM diagnostic before joining is off (health.dcgm_level_at_join: 0)"
+    return 0
+  fi
+  if ! systemctl cat "${DCGM_UNIT}" >/dev/null 2>&1; then
+    log "no ${DCGM_UNIT} service on this image: DCGM is absent and its diagnostic is skipped"
+    return 0
+  fi
+  if ! service_active "${DCGM_UNIT}"; then
+    systemctl enable --now "${DCGM_UNIT}" ||
+      die "${DCGM_UNIT} did not start; see 'journalctl -u ${DCGM_UNIT}' (DCGM's version must suit the driver's), or set health.dcgm_level_at_join: 0 to join without DCGM's diagnostic"
+  fi
+  poll_until DCGM_START_TIMEOUT "" service_active "${DCGM_UNIT}" ||
+    die "${DCGM_UNIT} is not active after ${DCGM_START_TIMEOUT} s; see 'journalctl -u ${DCGM_UNIT}', or set health.dcgm_level_at_join: 0 to join without DCGM's diagnostic"
+  log "${DCGM_UNIT} is active"
+}

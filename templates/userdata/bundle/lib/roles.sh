@@ -41,9 +41,21 @@ install_healthcheck() {
   install_from_bundle "${ROLE_TREE}${HEALTHCHECK_PROGRAM}" "${HEALTHCHECK_PROGRAM}" 0755 || true
 }
 
+# The check's FAIL lines (a DCGM diagnostic's failed tests among them) become the failure
+# reason, which the instance tag and the console carry. Its lines pass through as they come:
+# the diagnostic can take minutes. The last line carries the check's exit status.
 run_prejoin_healthcheck() {
-  "${R}${HEALTHCHECK_PROGRAM}" --pre-join ||
-    die "pre-join health check failed (see the FAIL lines above); this node does not join Slurm and its launch is abandoned so Auto Scaling replaces it"
+  local line status="" failed=()
+  while IFS= read -r line; do
+    if [[ "${line}" == gpucluster-exit=* ]]; then
+      status="${line#gpucluster-exit=}"
+      continue
+    fi
+    echo "${line}"
+    [[ "${line}" != *"FAIL: "* ]] || failed+=("${line#*FAIL: }")
+  done < <("${R}${HEALTHCHECK_PROGRAM}" --pre-join 2>&1; echo "gpucluster-exit=$?")
+  [[ "${status}" == 0 ]] ||
+    die "pre-join health check failed: $(IFS=';'; echo "${failed[*]:-exit status ${status}}"); this node does not join Slurm and its launch is abandoned so Auto Scaling replaces it"
 }
 
 complete_join() {
@@ -176,6 +188,7 @@ run_compute() {
   step install_node_slurm_files
   step install_node_lib_files
   step start_fabric_manager
+  step start_dcgm
   step install_healthcheck
   step name_compute_node
   step configure_ssh_adoption
