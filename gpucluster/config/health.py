@@ -11,6 +11,7 @@ from pydantic import Field, field_validator
 
 from gpucluster import dcgm
 from gpucluster.config.fields import StrictModel, fail
+from gpucluster.node_root import NODE_ROOT
 
 
 class HealthConfig(StrictModel):
@@ -69,6 +70,6 @@ class HealthConfig(StrictModel):
                 "dcgm_level",
                 f"{value} is not a level a node runs before it joins; use 0 (off), 1 or 2. "
                 "Levels 3 and 4 run for 15 minutes to hours: run them as the dcgm-diag job "
-                "(sbatch /opt/gpucluster/jobs/<group>/dcgm-diag.sbatch 3)",
+                f"(sudo sbatch --time=63 {NODE_ROOT}/jobs/<group>/dcgm-diag.sbatch 3)",
             )
         return value
