@@ -9,6 +9,7 @@ import hmac
 import json
 import os
 import secrets
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -16,9 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.accounting import REST_URL, SuiteAccounting
-from tests.integration.accounting_daemons import ACCOUNT_USER
+from gpucluster.slurm.rest_api import API_VERSION
+from tests.integration.accounting import REST_URL, SLURMRESTD_PORT, SuiteAccounting
+from tests.integration.accounting_daemons import ACCOUNT_USER, OUTSIDER
 from tests.integration.cluster import SlurmCluster
+from tests.integration.network import CONTROLLER_IP
 
 pytestmark = pytest.mark.slurm
 
@@ -28,6 +31,7 @@ JOB_TIMEOUT = 60
 # slurmrestd refuses a request without a token itself; a token slurmctld cannot verify it
 # passes on, and slurmctld's refusal (ESLURM_PROTOCOL_AUTH...) comes back as 511.
 UNAUTHORIZED = 401
+REST_API_LIB = Path(__file__).resolve().parents[2] / "templates/userdata/bundle/lib/rest_api.sh"
 NETWORK_AUTHENTICATION_REQUIRED = 511
 
 
@@ -115,3 +119,22 @@ def test_a_token_signed_by_another_key_is_refused(cluster: SlurmCluster, restd: 
 
 def test_the_jwt_key_is_private(restd: SuiteAccounting):
     assert os.stat(restd.site.jwt_key).st_mode & 0o777 == 0o600
+
+
+def test_the_heads_probe_passes_for_a_user_in_no_account(cluster: SlurmCluster, restd: SuiteAccounting):
+    """The head's boot waits on lib/rest_api.sh's slurmrestd_answers, which pings with a token
+    of slurmrestd's own user; that user is in no account, and AccountingStorageEnforce must
+    not refuse its ping. Run the function itself against the suite's daemons."""
+    probe = (
+        f"source {REST_API_LIB} && "
+        f"SLURMRESTD_USER={OUTSIDER} SLURMRESTD_ADDRESS={CONTROLLER_IP} SLURMRESTD_PORT={SLURMRESTD_PORT} "
+        f"SLURMRESTD_API={API_VERSION} SLURMRESTD_PROBE_TIMEOUT=10 slurmrestd_answers"
+    )
+    result = subprocess.run(
+        cluster.install.command(["bash", "-c", probe]),
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
