@@ -29,6 +29,9 @@ LAYERS: dict[str, int] = {
     "gpucluster.cpu_topology": 0,
     "gpucluster.efa": 0,
     "gpucluster.agents.cluster_names": 0,
+    # every CloudWatch metric's name, unit and dimensions: the collectors publish them, the
+    # dashboard, alarms and `gpucluster top` read them
+    "gpucluster.agents.metric_names": 0,
     # the pinned Slurm release and its source, which the config checks software.slurm against
     "gpucluster.slurm_release": 0,
     # the lines the validation jobs print, shared by the jobs (rendered) and the gate (parsed)

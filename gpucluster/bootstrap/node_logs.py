@@ -2,7 +2,9 @@
 
 Every node runs the agent with one configuration that the Cluster stack stores in
 SSM (names.log_agent_config_parameter); it ships the bootstrap log and the Slurm
-daemons' logs into the cluster's log group, one stream per instance and file.
+daemons' logs into the cluster's log group, one stream per instance and file, and the
+collectors' metric lines (gpucluster.agents.emf), from which CloudWatch extracts the
+cluster's metrics.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpucluster.agents.emf import METRICS_LOG_GLOB
 from gpucluster.slurm.conf import SlurmSite
 
 # Written by the thin user-data (templates/userdata/thin.sh.j2) on every role.
@@ -44,6 +47,7 @@ def shipped_files(site: SlurmSite) -> dict[str, str]:
         BOOTSTRAP_LOG: "bootstrap",
         site.slurmctld_log_file: "slurmctld",
         site.slurmd_log_file: "slurmd",
+        METRICS_LOG_GLOB: "metrics",
     }
 
 
@@ -56,6 +60,8 @@ def agent_config(log_group_name: str, site: SlurmSite) -> dict[str, Any]:
             # {instance_id} is expanded by the agent on each node.
             "log_stream_name": f"{{instance_id}}/{stream}",
             "timezone": "UTC",
+            # The collectors start a file each hour; the agent deletes one it has finished.
+            **({"auto_removal": True} if path == METRICS_LOG_GLOB else {}),
         }
         for path, stream in shipped_files(site).items()
     ]

@@ -201,3 +201,16 @@ def test_munge_key_lands_root_only_and_nowhere_else(tmp_path: Path) -> None:
         if MUNGE_SECRET.encode() in data and name != "etc/munge/munge.key"
     ]
     assert leaked == []
+
+
+def test_compute_runs_the_metrics_collector_from_its_bundle_every_minute(tmp_path: Path) -> None:
+    cfg = example("default")
+    node = Node(tmp_path, cfg)
+    run = node.run("compute", "gpu")
+    assert run.returncode == 0, run.output
+    service = (node.root / "etc/systemd/system/gpucluster-node-metrics.service").read_text()
+    assert f"{NODE_LAYOUT.agents_dir}/node_metrics.py --cluster {cfg.name}" in service
+    assert "LogsDirectory=gpucluster-metrics" in service
+    assert (node.root / "etc/systemd/system/gpucluster-node-metrics.timer").is_file()
+    assert "systemctl enable gpucluster-node-metrics.timer" in run.calls
+    assert run.index("systemctl start gpucluster-node-metrics.timer") < run.index("systemctl start slurmd")
