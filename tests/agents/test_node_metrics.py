@@ -82,6 +82,18 @@ def test_each_gpu_gets_its_readings_xids_and_ecc(tmp_path: Path):
     assert host.calls[1][-1] == "--boot"
 
 
+def test_a_real_h200_answer_parses():
+    """Captured on an H200 host with the collector's own command line."""
+    (gpu,) = gpu_readings.parse_gpus((FIXTURES / "h200-captured.csv").read_text())
+    assert gpu.index == 0
+    assert gpu.bus_id == (0, 0, 6)
+    assert (gpu.utilization, gpu.memory_used, gpu.temperature, gpu.ecc_uncorrected) == (0, 0, 38, 0)
+    assert gpu.power == 79.17
+    with_units = (FIXTURES / "h200-captured-with-units.csv").read_text().splitlines()
+    assert with_units[0].split(", ")[0] == "index", "the query's fields, in the collector's order"
+    assert [f.split(" [")[0] for f in with_units[0].split(", ")] == list(gpu_readings.QUERY_FIELDS)
+
+
 def test_the_journal_continues_after_the_previous_cursor(tmp_path: Path):
     journal = (FIXTURES / "journal-xid.txt").read_text()
     state = tmp_path / "state.json"
