@@ -25,6 +25,7 @@ GPU = "Gpu"  # the GPU's index on its node, as nvidia-smi and Slurm's GRES IDX c
 DEVICE = "Device"  # the EFA device's name under /sys/class/infiniband
 STATE = "State"  # a Slurm node state, one of NODE_STATES
 JOB = "JobId"  # a running Slurm job's id
+GROUP = "Group"  # a compute group's name
 
 # How often the collectors run, seconds (their timers' OnCalendar and the EMF resolution).
 PERIOD_SECONDS = 60
@@ -98,7 +99,10 @@ SLURM_METRICS = (
     SLURM_GPUS_IDLE_ALLOCATED,
 )
 JOB_METRICS = (JOB_GPU_UTILIZATION, JOB_IDLE_GPUS)
+# From the head's capacity controller: minutes until an active Capacity Block ends.
+CAPACITY_BLOCK_MINUTES_LEFT = Metric("CapacityBlockMinutesLeft", "None", (GROUP,))
+BLOCK_METRICS = (CAPACITY_BLOCK_MINUTES_LEFT,)
 # A GPU below this utilization (percent, mean over a period) counts as idle.
 IDLE_GPU_PERCENT = 5.0
 
-ALL_METRICS = (*GPU_METRICS, *EFA_METRICS, *SLURM_METRICS, *JOB_METRICS)
+ALL_METRICS = (*GPU_METRICS, *EFA_METRICS, *SLURM_METRICS, *JOB_METRICS, *BLOCK_METRICS)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpucluster.agents import emf, node_metrics
+from gpucluster.agents import node_metrics
 from gpucluster.bootstrap import accounting, ssh_adoption
 from gpucluster.bootstrap.cluster_conf import InstalledFiles, render_cluster_conf
 from gpucluster.bootstrap.container_runtime import COMPUTE_ENROOT, LOGIN_ENROOT, enroot_conf
@@ -64,7 +64,6 @@ def node_metrics_units(cfg: ClusterConfig, node: NodeLayout = NODE_LAYOUT) -> di
             cfg=cfg,
             node=node,
             state_dir_name=node_metrics.STATE_DIR_NAME,
-            metrics_dir_name=emf.METRICS_LOG_DIR_NAME,
         )
         for unit in NODE_METRICS_UNITS
     }
