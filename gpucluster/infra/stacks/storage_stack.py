@@ -61,6 +61,7 @@ class StorageStack(cdk.Stack):
             self.fsx.file_system.override_logical_id("LustreFileSystem")
             facts["fsx_dns_name"] = self.fsx.file_system.att("DNSName")
             facts["fsx_mount_name"] = self.fsx.file_system.att("LustreMountName")
+            facts["fsx_id"] = self.fsx.file_system.ref_token
         self.munge_key = MungeKey(
             self,
             "MungeKey",
