@@ -73,6 +73,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.capacity": 3,
     "gpucluster.preflight": 3,
     "gpucluster.ami": 3,
+    # `gpucluster top`: the cluster's metrics read back from CloudWatch
+    "gpucluster.monitor": 3,
     # the command line
     "gpucluster.cli": 4,
     "gpucluster.__main__": 4,

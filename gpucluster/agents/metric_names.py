@@ -106,3 +106,23 @@ BLOCK_METRICS = (CAPACITY_BLOCK_MINUTES_LEFT,)
 IDLE_GPU_PERCENT = 5.0
 
 ALL_METRICS = (*GPU_METRICS, *EFA_METRICS, *SLURM_METRICS, *JOB_METRICS, *BLOCK_METRICS)
+
+
+def insights(
+    namespace: str,
+    metric: Metric,
+    stat: str,
+    group_by: str | None = None,
+    order: str = "DESC",
+    limit: int = 0,
+) -> str:
+    """A CloudWatch Metrics Insights query over every series of `metric` (SCHEMA of exactly its
+    dimensions), one series per `group_by` value or one for all: what the dashboard, the
+    alarms and `gpucluster top` read per-node and per-job metrics with."""
+    keys = ", ".join([f'"{namespace}"', *metric.dimensions])
+    query = f"SELECT {stat}({metric.name}) FROM SCHEMA({keys})"
+    if group_by:
+        query += f" GROUP BY {group_by} ORDER BY {stat}() {order}"
+    if limit:
+        query += f" LIMIT {limit}"
+    return query

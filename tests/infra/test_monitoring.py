@@ -46,6 +46,9 @@ def read_metrics(template: dict) -> set[tuple[str, str, tuple[str, ...]]]:
     (dashboard,) = resources_of(template, "AWS::CloudWatch::Dashboard").values()
     body = json.loads(resolved(dashboard["Properties"]["DashboardBody"]))
     for widget in body["widgets"]:
+        queries = [line for line in widget["properties"]["metrics"] if isinstance(line[0], dict)]
+        # CloudWatch runs one Metrics Insights query per GetMetricData, so one per widget.
+        assert sum("SELECT" in line[0]["expression"] for line in queries) <= 1, widget["properties"]["title"]
         for line in widget["properties"]["metrics"]:
             if isinstance(line[0], dict):
                 from_query(line[0]["expression"])

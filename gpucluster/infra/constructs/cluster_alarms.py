@@ -16,7 +16,7 @@ from constructs import Construct
 
 from gpucluster.agents import metric_names as m
 from gpucluster.infra.constructs.cfn import Resource, resource
-from gpucluster.infra.constructs.dashboard_widgets import FSX_DIMENSION, FSX_FREE, FSX_NAMESPACE, insights
+from gpucluster.infra.constructs.dashboard_widgets import FSX_DIMENSION, FSX_FREE, FSX_NAMESPACE
 from gpucluster.infra.constructs.nag import acknowledge
 
 GIB = 1024**3
@@ -106,7 +106,7 @@ def alarm_specs(props: ClusterAlarmsProps) -> list[AlarmSpec]:
         AlarmSpec(
             "GpuXidErrors",
             "A GPU logged an NVIDIA Xid error",
-            [query(insights(ns, m.GPU_XID_ERRORS, "SUM"), "xid")],
+            [query(m.insights(ns, m.GPU_XID_ERRORS, "SUM"), "xid")],
             "GreaterThanThreshold",
             0,
             1,
@@ -114,7 +114,7 @@ def alarm_specs(props: ClusterAlarmsProps) -> list[AlarmSpec]:
         AlarmSpec(
             "GpuEccErrors",
             "A GPU has uncorrectable ECC errors",
-            [query(insights(ns, m.GPU_ECC_ERRORS, "MAX"), "ecc")],
+            [query(m.insights(ns, m.GPU_ECC_ERRORS, "MAX"), "ecc")],
             "GreaterThanThreshold",
             0,
             1,

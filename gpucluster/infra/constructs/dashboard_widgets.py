@@ -24,28 +24,6 @@ FSX_FREE = "FreeDataStorageCapacity"
 WIDTH = 24  # the dashboard grid's width
 
 
-def schema(namespace: str, metric: m.Metric) -> str:
-    """Metrics Insights' SCHEMA(...) of exactly `metric`'s dimensions."""
-    return ", ".join([f'"{namespace}"', *metric.dimensions])
-
-
-def insights(
-    namespace: str,
-    metric: m.Metric,
-    stat: str,
-    group_by: str | None = None,
-    order: str = "DESC",
-    limit: int = 0,
-) -> str:
-    """A Metrics Insights query over every series of `metric`, one line per `group_by` value."""
-    query = f"SELECT {stat}({metric.name}) FROM SCHEMA({schema(namespace, metric)})"
-    if group_by:
-        query += f" GROUP BY {group_by} ORDER BY {stat}() {order}"
-    if limit:
-        query += f" LIMIT {limit}"
-    return query
-
-
 def expression(text: str, label: str, id: str) -> list[Any]:
     return [{"expression": text, "label": label, "id": id}]
 
@@ -84,18 +62,16 @@ def graph(title: str, metrics: Sequence[list[Any]], region: str, **extra: Any) -
 
 def widgets(inputs: DashboardInputs) -> list[Widget]:
     ns, region = inputs.namespace, inputs.region
+
+    def query(title: str, text: str, width: int = 12, **extra: Any) -> tuple[Widget, int]:
+        # A widget holds one Metrics Insights query (CloudWatch's limit per GetMetricData).
+        return graph(title, [expression(text, "", "q")], region, **extra), width
+
     found: list[tuple[Widget, int]] = [
-        (
-            graph(
-                "Fleet GPU utilization (%)",
-                [
-                    expression(insights(ns, m.GPU_UTILIZATION, "AVG"), "mean of every GPU", "fleet"),
-                    expression(insights(ns, m.JOB_GPU_UTILIZATION, "AVG"), "mean of running jobs", "jobs"),
-                ],
-                region,
-                yAxis={"left": {"min": 0, "max": 100}},
-            ),
-            12,
+        query(
+            "Fleet GPU utilization (%), mean of every GPU",
+            m.insights(ns, m.GPU_UTILIZATION, "AVG"),
+            yAxis={"left": {"min": 0, "max": 100}},
         ),
         (
             graph(
@@ -109,54 +85,26 @@ def widgets(inputs: DashboardInputs) -> list[Widget]:
             ),
             12,
         ),
-        (
-            graph(
-                "Nodes: mean GPU utilization (%), lowest first",
-                [
-                    expression(
-                        insights(ns, m.GPU_UTILIZATION, "AVG", group_by=m.NODE, order="ASC"), "", "nodes"
-                    )
-                ],
-                region,
-                view="table",
-            ),
-            12,
+        query(
+            "Nodes: mean GPU utilization (%), lowest first",
+            m.insights(ns, m.GPU_UTILIZATION, "AVG", group_by=m.NODE, order="ASC"),
+            view="table",
         ),
-        (
-            graph(
-                "Jobs holding the most idle GPUs",
-                [expression(insights(ns, m.JOB_IDLE_GPUS, "MAX", group_by=m.JOB, limit=10), "", "idle")],
-                region,
-                view="table",
-            ),
-            12,
+        query(
+            "Jobs holding the most idle GPUs",
+            m.insights(ns, m.JOB_IDLE_GPUS, "MAX", group_by=m.JOB, limit=10),
+            view="table",
         ),
-        (
-            graph(
-                "EFA throughput per node (bytes/s)",
-                [
-                    expression(insights(ns, m.EFA_TX_BYTES, "SUM", group_by=m.NODE), "tx", "tx"),
-                    expression(insights(ns, m.EFA_RX_BYTES, "SUM", group_by=m.NODE), "rx", "rx"),
-                ],
-                region,
-            ),
-            12,
+        query("EFA transmit per node (bytes/s)", m.insights(ns, m.EFA_TX_BYTES, "SUM", group_by=m.NODE)),
+        query("EFA receive per node (bytes/s)", m.insights(ns, m.EFA_RX_BYTES, "SUM", group_by=m.NODE)),
+        query("GPU Xid errors per node", m.insights(ns, m.GPU_XID_ERRORS, "SUM", group_by=m.NODE), 6),
+        query(
+            "GPU uncorrected ECC errors per node", m.insights(ns, m.GPU_ECC_ERRORS, "MAX", group_by=m.NODE), 6
         ),
-        (
-            graph(
-                "EFA retransmits and errors; GPU Xid and ECC errors",
-                [
-                    expression(
-                        insights(ns, m.EFA_RETRANSMITS, "SUM"), "EFA retransmitted packets", "retrans"
-                    ),
-                    expression(insights(ns, m.EFA_ERRORS, "SUM"), "EFA errors", "efaerr"),
-                    expression(insights(ns, m.GPU_XID_ERRORS, "SUM"), "GPU Xid errors", "xid"),
-                    expression(insights(ns, m.GPU_ECC_ERRORS, "MAX"), "GPU uncorrected ECC (max)", "ecc"),
-                ],
-                region,
-            ),
-            12,
+        query(
+            "EFA retransmitted packets per node", m.insights(ns, m.EFA_RETRANSMITS, "SUM", group_by=m.NODE), 6
         ),
+        query("EFA errors per node", m.insights(ns, m.EFA_ERRORS, "SUM", group_by=m.NODE), 6),
         (
             graph(
                 "Slurm nodes by state",
