@@ -94,6 +94,23 @@ def test_a_real_h200_answer_parses():
     assert [f.split(" [")[0] for f in with_units[0].split(", ")] == list(gpu_readings.QUERY_FIELDS)
 
 
+def test_a_real_h200_under_load_parses():
+    """The lead's capture of a wider query while the GPU was busy: the collector's fields,
+    picked out by name, read as nvidia-smi printed them."""
+    command, line, status = (FIXTURES / "h200-lead-query-full-load-nounits.csv").read_text().splitlines()
+    assert status == "[rc=0]"
+    fields = command.split("--query-gpu=", 1)[1].split()[0].split(",")
+    values = dict(zip(fields, (value.strip() for value in line.split(",")), strict=True))
+    (gpu,) = gpu_readings.parse_gpus(", ".join(values[name] for name in gpu_readings.QUERY_FIELDS))
+    assert (gpu.utilization, gpu.memory_used, gpu.power, gpu.temperature) == (100, 1139, 693.65, 63)
+    assert gpu.ecc_uncorrected == 0
+
+
+def test_driver_lines_that_are_not_xids_count_nothing():
+    """Real NVRM lines of an H200 host (driver load, an FBHUB notice): no Xid among them."""
+    assert gpu_readings.parse_journal((FIXTURES / "h200-lead-dmesg-nvrm.txt").read_text()).xids == {}
+
+
 def test_the_journal_continues_after_the_previous_cursor(tmp_path: Path):
     journal = (FIXTURES / "journal-xid.txt").read_text()
     state = tmp_path / "state.json"
