@@ -111,5 +111,11 @@ def parse_journal(text: str) -> KernelLog:
     return KernelLog(xids, cursor)
 
 
-def journal_command(cursor: str | None) -> list[str]:
-    return [*JOURNAL, f"--after-cursor={cursor}"] if cursor else [*JOURNAL, "--boot"]
+def journal_command(cursor: str | None, since: float | None = None) -> list[str]:
+    """After the previous run's cursor; else since a time (a cursor the journal no longer
+    holds, after a rotation); else the whole boot (the first run)."""
+    if cursor:
+        return [*JOURNAL, f"--after-cursor={cursor}"]
+    if since is not None:
+        return [*JOURNAL, f"--since=@{int(since)}"]
+    return [*JOURNAL, "--boot"]

@@ -138,6 +138,23 @@ def efa_records(
     return lines
 
 
+def read_kernel_log(command: Command, previous: State) -> gpu_readings.KernelLog:
+    """The Xid lines since the previous run, and the cursor the next run continues from."""
+    code, out, err = command(gpu_readings.journal_command(previous.cursor, previous.time))
+    if code == 0:
+        found = gpu_readings.parse_journal(out)
+        # No new entry prints no cursor: the old one still marks where to go on.
+        return gpu_readings.KernelLog(found.xids, found.cursor or previous.cursor)
+    if previous.cursor:
+        # The cursor's entry was rotated away: go on from the previous run's time instead.
+        LOG.warning("journal cursor not usable (%s), reading since the previous run", err.strip())
+        code, out, err = command(gpu_readings.journal_command(None, previous.time))
+        if code == 0:
+            return gpu_readings.parse_journal(out)
+    LOG.warning("cannot read the kernel log (exit %d), Xid counts are 0: %s", code, err.strip())
+    return gpu_readings.KernelLog(Counter(), None)
+
+
 def collect(
     cluster: str,
     node: str,
@@ -152,21 +169,19 @@ def collect(
     namespace = m.namespace(cluster)
     code, out, err = command(gpu_readings.NVIDIA_SMI)
     if code != 0:
-        LOG.error("nvidia-smi failed (exit %d), no GPU metrics this minute: %s", code, err.strip())
+        # 127: a group without GPUs has no nvidia-smi; its EFA metrics still go out.
+        (LOG.info if code == 127 else LOG.error)(
+            "nvidia-smi failed (exit %d), no GPU metrics this minute: %s", code, err.strip()
+        )
         gpus = []
     else:
         gpus = gpu_readings.parse_gpus(out)
-    code, out, err = command(gpu_readings.journal_command(previous.cursor))
-    if code != 0:
-        LOG.warning("cannot read the kernel log (exit %d), Xid counts are 0: %s", code, err.strip())
-        kernel = gpu_readings.KernelLog(Counter(), previous.cursor)
-    else:
-        kernel = gpu_readings.parse_journal(out)
+    kernel = read_kernel_log(command, previous)
     lines += gpu_records(namespace, node, gpus, kernel, when)
     counters = efa_readings.read_counters(sysfs)
     now = when.timestamp()
     lines += efa_records(namespace, node, previous, counters, now, when)
-    State(now, counters, kernel.cursor or previous.cursor).save(state_file)
+    State(now, counters, kernel.cursor).save(state_file)
     return lines
 
 

@@ -32,8 +32,8 @@ def efa_tree(root: Path, devices: dict[str, dict[str, int]]) -> Path:
 class Host:
     """nvidia-smi and journalctl as recorded; every command the collector runs is kept."""
 
-    def __init__(self, smi: str, journal: str, smi_code: int = 0) -> None:
-        self.smi, self.journal, self.smi_code = smi, journal, smi_code
+    def __init__(self, smi: str, journal: str, smi_code: int = 0, lost_cursor: bool = False) -> None:
+        self.smi, self.journal, self.smi_code, self.lost_cursor = smi, journal, smi_code, lost_cursor
         self.calls: list[list[str]] = []
 
     def __call__(self, argv: Sequence[str]) -> tuple[int, str, str]:
@@ -41,6 +41,8 @@ class Host:
         if argv[0] == "nvidia-smi":
             return (self.smi_code, self.smi, "" if self.smi_code == 0 else "NVIDIA-SMI has failed")
         if argv[0] == "journalctl":
+            if self.lost_cursor and argv[-1].startswith("--after-cursor="):
+                return 1, "", "Failed to seek to cursor: Invalid argument"
             return 0, self.journal, ""
         raise AssertionError(f"unexpected command {argv}")
 
@@ -123,6 +125,22 @@ def test_the_journal_continues_after_the_previous_cursor(tmp_path: Path):
     assert all(rec[m.GPU_XID_ERRORS.name] == 0 for rec in by_dims(lines, m.GPU).values())
     # An empty answer printed no cursor: the old one is kept for the next run.
     assert json.loads(state.read_text())["cursor"] == cursor
+
+
+def test_a_rotated_away_cursor_goes_on_from_the_previous_run(tmp_path: Path):
+    smi = (FIXTURES / "nvidia-smi-h200.csv").read_text()
+    journal = (FIXTURES / "journal-xid.txt").read_text()
+    state = tmp_path / "state.json"
+    node_metrics.collect("demo", NODE, Host(smi, ""), state, tmp_path / "none", T0)
+    State = node_metrics.State
+    State(T0.timestamp(), {}, "s=gone").save(state)
+    host = Host(smi, journal, lost_cursor=True)
+    lines = node_metrics.collect("demo", NODE, host, state, tmp_path / "none", T0 + timedelta(minutes=1))
+    assert host.calls[1][-1] == "--after-cursor=s=gone"
+    assert host.calls[2][-1] == f"--since=@{int(T0.timestamp())}"
+    assert by_dims(lines, m.GPU)["3"][m.GPU_XID_ERRORS.name] == 2
+    # The next run continues from the new cursor, not the lost one.
+    assert json.loads(state.read_text())["cursor"] == journal.splitlines()[-1].removeprefix("-- cursor: ")
 
 
 def test_efa_counters_become_rates_per_device(tmp_path: Path):

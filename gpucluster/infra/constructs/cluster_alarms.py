@@ -59,7 +59,7 @@ def _stat(
     }
 
 
-def stat(
+def metric_stat(
     namespace: str, spec: m.Metric, dimensions: dict[str, str], stat: str, id: str, data: bool = True
 ) -> dict[str, Any]:
     if tuple(dimensions) != spec.dimensions:
@@ -93,8 +93,8 @@ def alarm_specs(props: ClusterAlarmsProps) -> list[AlarmSpec]:
             "NodesUnavailable",
             f"Slurm nodes drained or down for {props.node_unavailable_minutes} minutes",
             [
-                stat(ns, m.SLURM_NODES, {m.STATE: "drained"}, "Minimum", "drained", data=False),
-                stat(ns, m.SLURM_NODES, {m.STATE: "down"}, "Minimum", "down", data=False),
+                metric_stat(ns, m.SLURM_NODES, {m.STATE: "drained"}, "Minimum", "drained", data=False),
+                metric_stat(ns, m.SLURM_NODES, {m.STATE: "down"}, "Minimum", "down", data=False),
                 math("drained + down", "unavailable", "drained or down nodes"),
             ],
             "GreaterThanThreshold",
@@ -123,7 +123,7 @@ def alarm_specs(props: ClusterAlarmsProps) -> list[AlarmSpec]:
             "AllocatedGpusIdle",
             f"GPUs allocated to jobs sat below {m.IDLE_GPU_PERCENT:g}% use "
             f"for {props.idle_gpu_minutes} minutes",
-            [stat(ns, m.SLURM_GPUS_IDLE_ALLOCATED, {}, "Minimum", "idle")],
+            [metric_stat(ns, m.SLURM_GPUS_IDLE_ALLOCATED, {}, "Minimum", "idle")],
             "GreaterThanThreshold",
             0,
             props.idle_gpu_minutes,
@@ -136,8 +136,10 @@ def alarm_specs(props: ClusterAlarmsProps) -> list[AlarmSpec]:
                 f"Capacity Block of group {group} ends within {props.block_grace_minutes} minutes "
                 "and jobs are still running",
                 [
-                    stat(ns, m.CAPACITY_BLOCK_MINUTES_LEFT, {m.GROUP: group}, "Minimum", "left", data=False),
-                    stat(ns, m.SLURM_JOBS_RUNNING, {}, "Maximum", "running", data=False),
+                    metric_stat(
+                        ns, m.CAPACITY_BLOCK_MINUTES_LEFT, {m.GROUP: group}, "Minimum", "left", data=False
+                    ),
+                    metric_stat(ns, m.SLURM_JOBS_RUNNING, {}, "Maximum", "running", data=False),
                     math(
                         f"IF(left <= {props.block_grace_minutes} AND running > 0, 1, 0)",
                         "ending",
