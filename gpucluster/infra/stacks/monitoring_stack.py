@@ -43,7 +43,8 @@ class MonitoringStack(cdk.Stack):
             self,
             "Dashboard",
             ClusterDashboardProps(
-                name=f"gpucluster-{cfg.name}",
+                # With the region, like the role names: clusters of one name in two regions never share it.
+                name=f"gpucluster-{cfg.name}-{cfg.region}",
                 inputs=DashboardInputs(namespace, cfg.region, blocks, fsx_id),
             ),
         )
