@@ -76,6 +76,10 @@ def test_everything_read_is_published_with_those_dimensions(synthesized, example
     fsx = {item for item in read if item[0] == FSX_NAMESPACE}
     assert fsx <= {(FSX_NAMESPACE, name, (FSX_DIMENSION,)) for name in FSX_METRICS}
     assert bool(fsx) == (cfg.storage.fsx_lustre is not None)
+    (dashboard,) = resources_of(
+        stack(synthesized, example, "monitoring"), "AWS::CloudWatch::Dashboard"
+    ).values()
+    assert dashboard["Properties"]["DashboardName"] == f"gpucluster-{cfg.name}-{cfg.region}"
     # The widgets show every kind the issue asks for: GPUs, EFA, Slurm, jobs, blocks.
     names = {name for _, name, _ in read}
     assert {m.GPU_UTILIZATION.name, m.EFA_TX_BYTES.name, m.SLURM_NODES.name, m.JOB_IDLE_GPUS.name} <= names
