@@ -136,7 +136,11 @@ def run_once(cluster: str, cloudwatch: Any, run: Runner, now: datetime, output: 
     except ScontrolError as err:
         LOG.error("cannot ask Slurm, no metrics this minute: %s", err)
         return 1
-    emf.append(lines, now, output)
+    try:
+        emf.append(lines, now, output)
+    except OSError as err:
+        LOG.error("cannot write the metric records to %s: %s", output, err)
+        return 1
     LOG.info("%d metric records", len(lines))
     return 0
 

@@ -103,3 +103,20 @@ def test_every_published_metric_is_declared_with_its_dimensions():
             assert tuple(meta["Dimensions"][0]) == declared[metric["Name"]].dimensions
             published.add(declared[metric["Name"]])
     assert published == set(m.SLURM_METRICS) | set(m.JOB_METRICS)
+
+
+def test_a_run_writes_its_lines_or_says_why_not(tmp_path, caplog):
+    cloudwatch = boto3.client(
+        "cloudwatch", region_name="us-east-2", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+    with Stubber(cloudwatch) as stub:
+        stub.add_response("get_metric_data", {"MetricDataResults": []})
+        assert slurm_metrics.run_once("demo", cloudwatch, scontrol, NOW, str(tmp_path / "out")) == 0
+    (written,) = (tmp_path / "out").glob("*.emf")
+    assert len(written.read_text().splitlines()) == len(m.NODE_STATES) + 1  # no GPU reported: no job lines
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    with Stubber(cloudwatch) as stub:
+        stub.add_response("get_metric_data", {"MetricDataResults": []})
+        assert slurm_metrics.run_once("demo", cloudwatch, scontrol, NOW, str(blocked)) == 1
+    assert "cannot write the metric records" in caplog.text
