@@ -44,7 +44,7 @@ HEAD_NODE_ID = "HeadNode"
 
 # A cluster's stacks are named `<cluster name>-<role>`; `gpucluster diff` reads a
 # baseline's cluster from them.
-STACK_ROLES = ("network", "storage", "cluster")
+STACK_ROLES = ("network", "storage", "cluster", "monitoring")
 
 
 def stack_names(cfg: ClusterConfig) -> dict[str, str]:
@@ -173,6 +173,8 @@ STORAGE_FACTS = (
     "fsx_dns_name",
     "fsx_mount_name",
     MUNGE_SECRET_FACT,
+    # read by the Monitoring stack's dashboard and FSx alarm, not by the nodes
+    "fsx_id",
     "accounting_db_host",
     "accounting_db_port",
     "accounting_db_secret_arn",

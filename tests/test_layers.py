@@ -31,6 +31,9 @@ LAYERS: dict[str, int] = {
     "gpucluster.agents.cluster_names": 0,
     # the drain reasons gpucluster's checks set and node_repair reads
     "gpucluster.agents.health_reasons": 0,
+    # every CloudWatch metric's name, unit and dimensions: the collectors publish them, the
+    # dashboard, alarms and `gpucluster top` read them
+    "gpucluster.agents.metric_names": 0,
     # the pinned Slurm release and its source, which the config checks software.slurm against
     "gpucluster.slurm_release": 0,
     # the lines the validation jobs print, shared by the jobs (rendered) and the gate (parsed)
@@ -78,6 +81,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.ami": 3,
     # what the head node reports of its compute nodes (`gpucluster nodes`)
     "gpucluster.nodes": 3,
+    # `gpucluster top`: the cluster's metrics read back from CloudWatch
+    "gpucluster.monitor": 3,
     # the command line
     "gpucluster.cli": 4,
     "gpucluster.__main__": 4,

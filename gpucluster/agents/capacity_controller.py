@@ -30,7 +30,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 # mypy checks the package layout; the bundle's flat layout imports the same modules.
 if TYPE_CHECKING or __package__:
-    from . import runtime
+    from . import emf, runtime
+    from . import metric_names as m
     from .block_decision import DEFAULT_GRACE, SCALE_IN_LEAD, Decision, decide, iso_minute
     from .capacity_aws import BlockStatus, ControllerError, apply_desired_capacity, read_block
     from .cluster_names import compute_groups_path
@@ -38,6 +39,8 @@ if TYPE_CHECKING or __package__:
     from .maintenance import MaintenanceWindow, ensure_maintenance
     from .scontrol import Runner, ScontrolError, run_command
 else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
+    import emf
+    import metric_names as m
     import runtime
     from block_decision import DEFAULT_GRACE, SCALE_IN_LEAD, Decision, decide, iso_minute
     from capacity_aws import BlockStatus, ControllerError, apply_desired_capacity, read_block
@@ -146,8 +149,30 @@ def control_fixed_group(group: ComputeGroup, run: Runner, now: datetime) -> bool
     return True
 
 
-def run_once(cluster: str, clients: Clients, run: Runner, now: datetime, grace: timedelta) -> int:
-    """One pass over every group; the exit code is 1 if anything failed."""
+def block_records(cluster: str, blocks: Sequence[BlockGroupRun], now: datetime) -> list[str]:
+    """Minutes left of each active block, for the dashboard and the block-ending alarm."""
+    return [
+        emf.record(
+            m.namespace(cluster),
+            {m.GROUP: result.group.group},
+            [(m.CAPACITY_BLOCK_MINUTES_LEFT, max(0.0, round((result.block.end - now).total_seconds() / 60)))],
+            now,
+        )
+        for result in blocks
+        if result.block.state == "active"
+    ]
+
+
+def run_once(
+    cluster: str,
+    clients: Clients,
+    run: Runner,
+    now: datetime,
+    grace: timedelta,
+    metrics_dir: str | None = None,
+) -> int:
+    """One pass over every group; the exit code is 1 if anything failed. With `metrics_dir`,
+    each active block's minutes left are written there for the CloudWatch agent."""
     try:
         documents = load_groups(clients.ssm, cluster)
     except (BotoCoreError, ClientError) as err:
@@ -176,6 +201,12 @@ def run_once(cluster: str, clients: Clients, run: Runner, now: datetime, grace: 
         reserve(result, run, now)
         report(result)
         ok &= result.ok
+    lines = block_records(cluster, blocks, now)
+    if metrics_dir is not None and lines:
+        try:
+            emf.append(lines, now, metrics_dir)
+        except OSError as err:  # the metrics are worth less than this pass's exit status
+            LOG.warning("cannot write the blocks' metrics to %s: %s", metrics_dir, err)
     for group in documents.groups:
         if not group.is_capacity_block:
             ok &= control_fixed_group(group, run, now)
@@ -226,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         autoscaling=runtime.client("autoscaling", region),
         ssm=runtime.client("ssm", region),
     )
-    return run_once(cluster, clients, run_command, datetime.now(UTC), grace)
+    return run_once(cluster, clients, run_command, datetime.now(UTC), grace, emf.METRICS_LOG_DIR)
 
 
 if __name__ == "__main__":

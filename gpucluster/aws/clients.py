@@ -14,7 +14,7 @@ from typing import Any, Literal
 from botocore.config import Config
 
 # The services the workstation verbs call; each verb names its calls in gpucluster.aws.errors.
-Service = Literal["ec2", "ssm", "sts", "cloudformation", "service-quotas", "rds"]
+Service = Literal["ec2", "ssm", "sts", "cloudformation", "service-quotas", "rds", "cloudwatch"]
 
 AWS_CONFIG = Config(
     retries={"mode": "standard", "total_max_attempts": 5},

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpucluster.agents import node_repair
+from gpucluster.agents import node_metrics, node_repair
 from gpucluster.bootstrap import accounting, rest_api, ssh_adoption
 from gpucluster.bootstrap.cluster_conf import InstalledFiles, render_cluster_conf
 from gpucluster.bootstrap.container_runtime import COMPUTE_ENROOT, LOGIN_ENROOT, enroot_conf
@@ -33,6 +33,7 @@ BUNDLE_SOURCES = TEMPLATE_ROOT / "userdata" / "bundle"
 # the systemd timers rendered from templates/systemd.
 AGENT_SOURCES = Path(__file__).resolve().parents[1] / "agents"
 SYSTEMD_TEMPLATES = TEMPLATE_ROOT / "systemd"
+NODE_METRICS_UNITS = ("gpucluster-node-metrics.service", "gpucluster-node-metrics.timer")
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,19 @@ def head_agents(cfg: ClusterConfig, node: NodeLayout = NODE_LAYOUT) -> Agents:
     installed = {f"/etc/systemd/system/{unit}": render(f"systemd/{unit}.j2", node=node) for unit in units}
     installed[node.agent_env_file] = render("systemd/agents.env.j2", cfg=cfg, settings=agent_settings(cfg))
     return Agents(code=code, installed=installed, timers=[unit for unit in units if unit.endswith(".timer")])
+
+
+def node_metrics_units(cfg: ClusterConfig, node: NodeLayout = NODE_LAYOUT) -> dict[str, str]:
+    """The GPU node collector's systemd units (compute nodes; it runs from the bundle's agents)."""
+    return {
+        f"/etc/systemd/system/{unit}": render(
+            f"systemd/compute/{unit}.j2",
+            cfg=cfg,
+            node=node,
+            state_dir_name=node_metrics.STATE_DIR_NAME,
+        )
+        for unit in NODE_METRICS_UNITS
+    }
 
 
 def _role_tree(role: str, files: dict[str, str]) -> dict[str, str]:
@@ -101,6 +115,7 @@ def bundle_files(
     jobs = {**validation_jobs.job_files(resolved), **torchrun_files(resolved)}
     # Every group's nodes keep the same paths; gpu-env.sh's content is the group's own.
     lib = {group.name: node_lib_files(cfg, group.config) for group in resolved.groups}
+    metrics_units = node_metrics_units(cfg, resolved.node)
     files = {
         **_static_sources(),
         **agents.code,
@@ -118,6 +133,8 @@ def bundle_files(
             agent_units=agents.timers,
             jobs=sorted(jobs),
             lib=sorted(next(iter(lib.values()))),
+            node_metrics=sorted(metrics_units),
+            node_metrics_timers=[unit for unit in NODE_METRICS_UNITS if unit.endswith(".timer")],
         ),
     )
     files.update(
@@ -141,6 +158,7 @@ def bundle_files(
                     **node_slurm,
                     **lib[group.name],
                     **ssh_adoption.adoption_files(cfg),
+                    **metrics_units,
                 },
             )
         )

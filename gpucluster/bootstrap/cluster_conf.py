@@ -163,6 +163,9 @@ class InstalledFiles:
     agent_units: list[str]
     jobs: list[str]
     lib: list[str]
+    # The GPU node collector's units (compute nodes) and the timers among them.
+    node_metrics: list[str]
+    node_metrics_timers: list[str]
 
 
 def lustre_efa_interfaces(cfg: ClusterConfig, group: ResolvedGroup) -> int:

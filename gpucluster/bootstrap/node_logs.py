@@ -2,7 +2,9 @@
 
 Every node runs the agent with one configuration that the Cluster stack stores in
 SSM (names.log_agent_config_parameter); it ships the bootstrap log and the Slurm
-daemons' logs into the cluster's log group, one stream per instance and file.
+daemons' logs into the cluster's log group, one stream per instance and file, and the
+collectors' metric lines (gpucluster.agents.emf), from which CloudWatch extracts the
+cluster's metrics.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpucluster.agents.node_repair import EVENTS_FILE as NODE_REPAIR_EVENTS
+from gpucluster.agents.emf import METRICS_LOG_GLOB
 from gpucluster.slurm.conf import SlurmSite
 
 # Written by the thin user-data (templates/userdata/thin.sh.j2) on every role.
@@ -47,6 +50,7 @@ def shipped_files(site: SlurmSite) -> dict[str, str]:
         site.slurmd_log_file: "slurmd",
         # The head's node_repair agent: each replacement and each ALERT of its bound.
         str(NODE_REPAIR_EVENTS): "node-repair",
+        METRICS_LOG_GLOB: "metrics",
     }
 
 
@@ -59,6 +63,8 @@ def agent_config(log_group_name: str, site: SlurmSite) -> dict[str, Any]:
             # {instance_id} is expanded by the agent on each node.
             "log_stream_name": f"{{instance_id}}/{stream}",
             "timezone": "UTC",
+            # The collectors start a file each hour; the agent deletes one it has finished.
+            **({"auto_removal": True} if path == METRICS_LOG_GLOB else {}),
         }
         for path, stream in shipped_files(site).items()
     ]

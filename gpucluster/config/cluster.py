@@ -14,6 +14,7 @@ from gpucluster.config.accounting_database import placement_problem
 from gpucluster.config.fields import StrictModel, fail, fail_at, matching
 from gpucluster.config.health import HealthConfig
 from gpucluster.config.image import ImageConfig
+from gpucluster.config.monitoring import MonitoringConfig
 from gpucluster.config.network import NetworkConfig
 from gpucluster.config.nodes import ComputeGroupConfig, HeadNodeConfig, LoginNodesConfig
 from gpucluster.config.rest_api import RestApiConfig
@@ -49,6 +50,7 @@ class ClusterConfig(StrictModel):
     storage: StorageConfig = Field(default_factory=StorageConfig)
     software: SoftwareConfig = Field(default_factory=SoftwareConfig)
     validation: ValidationConfig = Field(default_factory=ValidationConfig)
+    monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig)
     accounting: AccountingConfig | None = Field(
         default=None,
         description="Slurm accounting (slurmdbd, sacct, accounts, QOS, fair share); null: off.",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpucluster.agents.cluster_names import AGENT_ENV_FILE
+from gpucluster.agents.emf import METRICS_LOG_DIR_NAME
 from gpucluster.node_root import NODE_ROOT
 
 
@@ -20,6 +21,9 @@ class NodeLayout:
     # The head node's agents' settings (their systemd units' EnvironmentFile=); the agents
     # ship as plain scripts and read it from their own module.
     agent_env_file: str = AGENT_ENV_FILE
+    # The collectors' metric lines, under /var/log (their units' LogsDirectory=), which
+    # the CloudWatch agent ships.
+    metrics_log_dir_name: str = METRICS_LOG_DIR_NAME
 
     @property
     def bundle_dir(self) -> str:

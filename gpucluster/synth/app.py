@@ -102,6 +102,7 @@ def _add_stacks(app: cdk.App, resolved: ResolvedCluster, node_files: NodeFiles) 
     import aws_cdk as cdk
 
     from gpucluster.infra.stacks.cluster_stack import ClusterStack
+    from gpucluster.infra.stacks.monitoring_stack import MonitoringStack
     from gpucluster.infra.stacks.network_stack import NetworkStack
     from gpucluster.infra.stacks.storage_stack import StorageStack
 
@@ -140,6 +141,13 @@ def _add_stacks(app: cdk.App, resolved: ResolvedCluster, node_files: NodeFiles) 
         env=env,
         description=f"{description}: head, login and compute nodes",
     ).add_stack_dependency(storage, "nodes mount the file systems at boot")
+    MonitoringStack(
+        app,
+        stack_names["monitoring"],
+        resolved=resolved,
+        env=env,
+        description=f"{description}: dashboard and alarms",
+    ).add_stack_dependency(storage, "the FSx alarm reads the file system id the Storage stack publishes")
 
 
 def app_from_context() -> cdk.App:

@@ -221,10 +221,12 @@ class Aws:
     def run(self, slurm: FakeSlurm, grace: timedelta = GRACE) -> int:
         return self.run_with(slurm, slurm.now, grace)
 
-    def run_with(self, runner: Runner, now: datetime, grace: timedelta = GRACE) -> int:
+    def run_with(
+        self, runner: Runner, now: datetime, grace: timedelta = GRACE, metrics_dir: str | None = None
+    ) -> int:
         """One controller pass at `now` with scontrol behind `runner` (a fake or the real one)."""
         with self.ec2, self.asg, self.ssm:
-            code = cc.run_once(self.cluster, self.clients, runner, now, grace)
+            code = cc.run_once(self.cluster, self.clients, runner, now, grace, metrics_dir)
             # Every queued response was consumed: no expected call was skipped.
             self.ec2.assert_no_pending_responses()
             self.asg.assert_no_pending_responses()

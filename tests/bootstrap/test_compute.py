@@ -216,3 +216,16 @@ def test_a_new_munge_key_replaces_the_old_one_and_restarts_munge_once(tmp_path: 
     assert stat.S_IMODE(key.stat().st_mode) == 0o400
     assert rotated.called("systemctl restart munge")
     assert not list(key.parent.glob(".munge.key.*")), "no temporary file is left"
+
+
+def test_compute_runs_the_metrics_collector_from_its_bundle_every_minute(tmp_path: Path) -> None:
+    cfg = example("default")
+    node = Node(tmp_path, cfg)
+    run = node.run("compute", "gpu")
+    assert run.returncode == 0, run.output
+    service = (node.root / "etc/systemd/system/gpucluster-node-metrics.service").read_text()
+    assert f"{NODE_LAYOUT.agents_dir}/node_metrics.py --cluster {cfg.name}" in service
+    assert "LogsDirectory=gpucluster-metrics" in service
+    assert (node.root / "etc/systemd/system/gpucluster-node-metrics.timer").is_file()
+    assert "systemctl enable gpucluster-node-metrics.timer" in run.calls
+    assert run.index("systemctl start gpucluster-node-metrics.timer") < run.index("systemctl start slurmd")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpucluster import names
+from gpucluster.agents import emf
 from gpucluster.bootstrap import node_logs
 from gpucluster.config.loader import load_config
 from gpucluster.resolved.node_layout import NODE_LAYOUT
@@ -74,6 +75,7 @@ def test_the_agent_configuration_ships_bootstrap_and_slurm_logs_to_that_group(
         site.slurmd_log_file,
         # The head's node_repair records each replacement and each ALERT of its bound here.
         "/var/log/gpucluster-node-repair/events.log",
+        emf.METRICS_LOG_GLOB,
     }
     for entry in collected:
         assert entry["log_group_name"] == generated

@@ -66,7 +66,7 @@ def _line(args: list[str]) -> tuple[int, str]:
 
 
 def test_the_verbs_are_the_app_s():
-    assert "capacity find" in VERBS and "container render" in VERBS and len(VERBS) == 17
+    assert "capacity find" in VERBS and "container render" in VERBS and len(VERBS) == 18
     assert set(REFUSED_VALUES) | set(PARSER_REFUSALS) <= set(VERBS)
 
 

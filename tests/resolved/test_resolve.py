@@ -67,6 +67,7 @@ def test_the_cluster_names(mixed: ResolvedCluster) -> None:
         "network": "mixed-network",
         "storage": "mixed-storage",
         "cluster": "mixed-cluster",
+        "monitoring": "mixed-monitoring",
     }
     assert named.controller_host == "slurmctld.mixed.gpucluster.internal"
     assert named.bundle_parameter == "/gpucluster/mixed/bootstrap/bundle"

@@ -30,7 +30,7 @@ from tests.conftest import REPO
 
 ACCOUNT = "123456789012"
 IMAGE_PARAMETER = "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-24.04/latest/ami-id"
-DELETE_ORDER = ("cluster", "storage", "network")
+DELETE_ORDER = ("monitoring", "cluster", "storage", "network")
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +134,7 @@ def test_create_update_delete_recreate(cfg, templates) -> None:
     assert account.update("cluster", template_of(templates, cfg, "second", "cluster")) == "UPDATE_COMPLETE"
     assert ssm.get_parameter(Name=record)["Parameter"]["Value"] == head_wrote
 
-    for role in DELETE_ORDER[:2]:
+    for role in ("cluster", "storage"):
         account.delete(role)
     assert account.live_stacks() == {account.stack_name("network")}
     # The head's record goes with the Cluster stack: nothing of it is left to clean up.

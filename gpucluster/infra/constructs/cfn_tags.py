@@ -33,6 +33,8 @@ LIST = TagStyle()
 # Every taggable type gpucluster builds; a type missing here is untaggable, as its L1 is.
 TAG_STYLES: dict[str, TagStyle] = {
     "AWS::AutoScaling::AutoScalingGroup": TagStyle("auto-scaling"),
+    "AWS::CloudWatch::Alarm": LIST,
+    "AWS::CloudWatch::Dashboard": LIST,
     "AWS::EC2::EIP": LIST,
     "AWS::EC2::FlowLog": LIST,
     "AWS::EC2::Instance": LIST,
@@ -52,6 +54,7 @@ TAG_STYLES: dict[str, TagStyle] = {
     "AWS::RDS::DBParameterGroup": LIST,
     "AWS::RDS::DBSubnetGroup": LIST,
     "AWS::Route53::HostedZone": TagStyle(property="HostedZoneTags"),
+    "AWS::SNS::Topic": LIST,
     "AWS::SSM::Parameter": TagStyle("map"),
     "AWS::SecretsManager::Secret": LIST,
 }

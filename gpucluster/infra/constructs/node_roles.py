@@ -154,6 +154,12 @@ class NodeRoles(Construct):
                     resource="*",
                 ),
                 Allow(
+                    # The Slurm metrics agent reads the GPUs' utilization the nodes published.
+                    sid="ReadGpuUtilization",
+                    actions=["cloudwatch:GetMetricData"],
+                    resource="*",
+                ),
+                Allow(
                     # The head publishes the kernel its AMI boots (names.head_image_parameter).
                     sid="PublishHeadImage",
                     actions=["ssm:PutParameter"],
@@ -252,9 +258,10 @@ class NodeRoles(Construct):
                 "IAM5",
                 "Scoped wildcards: parameters under this cluster's prefix only; CreateTags, "
                 "Auto Scaling writes and lifecycle actions only on resources tagged "
-                f"{names.CLUSTER_TAG} with this cluster's name; Describe* calls and "
-                "ecr:GetAuthorizationToken accept no resource ARN; image pulls only from the ECR "
-                "repositories software.ecr_repositories names (default: this account's, in this region)",
+                f"{names.CLUSTER_TAG} with this cluster's name; Describe* calls, "
+                "cloudwatch:GetMetricData and ecr:GetAuthorizationToken accept no resource ARN; "
+                "image pulls only from the ECR repositories software.ecr_repositories names "
+                "(default: this account's, in this region)",
                 findings=self._wildcard_findings(props, role),
             )
             self.roles[role] = node_role

@@ -62,6 +62,7 @@ class StorageStack(cdk.Stack):
             self.fsx.file_system.override_logical_id("LustreFileSystem")
             facts["fsx_dns_name"] = self.fsx.file_system.att("DNSName")
             facts["fsx_mount_name"] = self.fsx.file_system.att("LustreMountName")
+            facts["fsx_id"] = self.fsx.file_system.ref_token
         shared_key = resolved.accounting.munge_key_secret_arn if resolved.accounting is not None else None
         self.munge_key: MungeKey | None = None
         if shared_key is not None:

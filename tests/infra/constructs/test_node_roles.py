@@ -118,6 +118,7 @@ def test_one_role_and_one_profile_per_node_role(roles):
                 "ResizeClusterGroups",
                 "ReplaceFailedNodes",
                 "PublishHeadImage",
+                "ReadGpuUtilization",
             },
         ),
         ("login", PULL),
@@ -126,6 +127,14 @@ def test_one_role_and_one_profile_per_node_role(roles):
 )
 def test_each_role_has_the_common_statements_and_only_its_own_extras(roles, role, only_here):
     assert set(_statements(roles, role)) == COMMON | only_here
+
+
+def test_only_the_head_reads_metrics_and_no_node_writes_them(roles):
+    """The collectors publish through the CloudWatch agent's log shipping (EMF), so no role
+    needs cloudwatch:PutMetricData; the head's Slurm agent reads GPU utilization."""
+    assert _statements(roles, "head")["ReadGpuUtilization"]["Action"] == "cloudwatch:GetMetricData"
+    for role in ROLES:
+        assert "cloudwatch:PutMetricData" not in json.dumps(_statements(roles, role))
 
 
 def test_writes_are_limited_to_the_clusters_tagged_resources(roles):

@@ -105,6 +105,22 @@ install_agents() {
   done
 }
 
+# The GPU and EFA metrics collector: a timer that runs the bundle's agents/node_metrics.py.
+install_node_metrics() {
+  local changed=no path unit
+  for path in "${NODE_METRICS_FILES[@]}"; do
+    if install_from_bundle "${ROLE_TREE}${path}" "${path}" 0644; then
+      changed=yes
+    fi
+  done
+  if [[ "${changed}" == yes ]]; then
+    systemctl daemon-reload
+  fi
+  for unit in "${NODE_METRICS_TIMERS[@]}"; do
+    ensure_service "${unit}" "${changed}"
+  done
+}
+
 run_head() {
   ROLE_TREE="files/head"
   step wait_for_apt_locks
@@ -189,6 +205,7 @@ run_compute() {
   step install_node_lib_files
   step start_fabric_manager
   step start_dcgm
+  step install_node_metrics
   step install_healthcheck
   step name_compute_node
   step configure_ssh_adoption

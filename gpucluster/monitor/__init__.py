@@ -1,0 +1,1 @@
+"""`gpucluster top`: the cluster's dashboard in the terminal, read from CloudWatch."""
