@@ -13,6 +13,7 @@ from __future__ import annotations
 # Each verb module registers its command on `app`; this order is `gpucluster -h`'s order.
 from gpucluster.cli import validate, synth, render, diff, scan, gate  # noqa: F401  isort: skip
 from gpucluster.cli import plan, preflight, capacity, ami, container  # noqa: F401  isort: skip
+from gpucluster.cli import topology  # noqa: F401  isort: skip
 from gpucluster.bad_input import EXIT_BAD_INPUT
 from gpucluster.cli.root import app
 

@@ -148,6 +148,14 @@ class NodeRoles(Construct):
                     resource="*",
                 ),
                 Allow(
+                    # The topology timer (agents/topology_agent.py). EC2's Describe* calls take
+                    # no resource ARN or tag condition; the region is all that narrows it.
+                    sid="ReadInstanceTopology",
+                    actions=["ec2:DescribeInstanceTopology"],
+                    resource="*",
+                    conditions={"StringEquals": {"aws:RequestedRegion": props.region}},
+                ),
+                Allow(
                     # The head publishes the kernel its AMI boots (names.head_image_parameter).
                     sid="PublishHeadImage",
                     actions=["ssm:PutParameter"],

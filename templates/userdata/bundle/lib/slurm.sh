@@ -14,6 +14,10 @@ install_unit_dropin() {
 install_controller_files() {
   local changed=no path
   for path in "${CONTROLLER_FILES[@]}"; do
+    # The topology timer rewrites topology.conf from EC2: the bundle's copy only seeds it.
+    if [[ "${path##*/}" == topology.conf && -f "${R}${path}" ]]; then
+      continue
+    fi
     if install_from_bundle "${ROLE_TREE}${path}" "${path}" 0644; then
       changed=yes
     fi
