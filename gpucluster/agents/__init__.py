@@ -9,4 +9,6 @@ library, boto3/botocore and each other, never the rest of gpucluster.
   Scaling group and keeps a Slurm maintenance reservation before the block ends
   (its decision in block_decision, its AWS calls in capacity_aws).
 - node_cleanup: removes dynamic Slurm nodes whose EC2 instance is gone.
+- topology_agent: places each node under its EC2 network switch in Slurm's tree topology
+  and writes topology.conf (the tree itself in ec2_topology, pure).
 """

@@ -110,7 +110,16 @@ def test_one_role_and_one_profile_per_node_role(roles):
 @pytest.mark.parametrize(
     ("role", "only_here"),
     [
-        ("head", {"ReadSlurmSource", "ReadCapacityAndInstances", "ResizeClusterGroups", "PublishHeadImage"}),
+        (
+            "head",
+            {
+                "ReadSlurmSource",
+                "ReadCapacityAndInstances",
+                "ResizeClusterGroups",
+                "PublishHeadImage",
+                "ReadInstanceTopology",
+            },
+        ),
         ("login", PULL),
         ("compute", {"CompleteOwnLaunch", "FindOwnGroup", *PULL}),
     ],
@@ -127,6 +136,21 @@ def test_writes_are_limited_to_the_clusters_tagged_resources(roles):
     ):
         condition = _statements(roles, role)[sid]["Condition"]
         assert condition == {"StringEquals": {"aws:ResourceTag/gpucluster:cluster": "demo"}}
+
+
+def test_only_the_head_reads_the_instance_topology_and_only_in_its_region(roles):
+    """DescribeInstanceTopology takes no resource ARN or tag condition (no EC2 Describe call
+    does): the statement grants that one action, narrowed to the cluster's region."""
+    statement = _statements(roles, "head")["ReadInstanceTopology"]
+    assert statement["Action"] == "ec2:DescribeInstanceTopology"
+    assert statement["Resource"] == "*"
+    assert statement["Condition"] == {"StringEquals": {"aws:RequestedRegion": "us-east-2"}}
+    policy = _policy(roles, "head")
+    assert policy.is_action_permitted("ec2:DescribeInstanceTopology", "*") == PermissionResult.PERMITTED
+    for role in ("login", "compute"):
+        assert not any(
+            "DescribeInstanceTopology" in str(s["Action"]) for s in _statements(roles, role).values()
+        )
 
 
 def test_the_bundle_and_the_log_group_are_named_exactly(roles):
