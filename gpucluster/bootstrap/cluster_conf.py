@@ -65,6 +65,9 @@ SLURMCTLD_RESTART_KEYS = (
     "SwitchType",
     "ProctrackType",
     "GresTypes",
+    # "The topology plugin can not be changed via reconfiguration" (Slurm 25.11,
+    # src/interfaces/topology.c): a cluster that predates topology/tree restarts into it.
+    "TopologyPlugin",
 )
 # slurmctld starts only while it holds a lock in StateSaveLocation on EFS, so two heads
 # (CloudFormation starts a replacement before it deletes the old one) never write one
