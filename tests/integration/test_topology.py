@@ -199,3 +199,27 @@ def test_switches_1_lands_under_one_leaf_or_waits_then_spreads(tree: SlurmCluste
     cluster.slurm("scancel", "--user=root")
     for name in cluster.nodes:
         assert "DOWN" not in node_states(cluster.node_info(name))
+
+
+def test_a_node_that_registers_with_its_topology_is_placed_at_once_and_leaves_with_it(tree: SlurmCluster):
+    """`slurmd -Z --conf "... Topology=default:ec2:..."` (Slurm 25.11's dynamic topology): the
+    node is under its leaf from its registration, a switch slurmctld did not know is created
+    under the known spine, and `scontrol delete` takes the node out of every switch."""
+    cluster = tree
+    node = cluster.add_node(8, "i-0a1b2c3d4e5f60008")
+    unit = "default:ec2:nn-top:nn-spine:nn-leaf-c"
+    try:
+        node.start(f"{conf_line_of(cluster.cfg, cluster.group)} Topology={unit}")
+        cluster.wait_node_state(node.name, lambda s: "IDLE" in s, "to register IDLE", TIMEOUT)
+        assert _leaf_of(cluster)[node.name] == "nn-leaf-c"
+        assert cluster.node_info(node.name)["Topology"] == unit
+        job = _submit(cluster, "-N1", f"--nodelist={node.name}", "--time=5")
+        _running(cluster, job)
+        cluster.slurm("scancel", job)
+        _all_free(cluster)
+    finally:
+        node.kill()
+        cluster.nodes.pop(node.name, None)
+    cluster.wait_node_state(node.name, lambda s: "DOWN" in s, "to be DOWN", 60)
+    cluster.slurm("scontrol", "delete", f"NodeName={node.name}")
+    assert node.name not in _leaf_of(cluster)

@@ -121,7 +121,7 @@ def test_one_role_and_one_profile_per_node_role(roles):
             },
         ),
         ("login", PULL),
-        ("compute", {"CompleteOwnLaunch", "FindOwnGroup", *PULL}),
+        ("compute", {"CompleteOwnLaunch", "FindOwnGroup", "ReadInstanceTopology", *PULL}),
     ],
 )
 def test_each_role_has_the_common_statements_and_only_its_own_extras(roles, role, only_here):
@@ -138,19 +138,19 @@ def test_writes_are_limited_to_the_clusters_tagged_resources(roles):
         assert condition == {"StringEquals": {"aws:ResourceTag/gpucluster:cluster": "demo"}}
 
 
-def test_only_the_head_reads_the_instance_topology_and_only_in_its_region(roles):
-    """DescribeInstanceTopology takes no resource ARN or tag condition (no EC2 Describe call
+def test_head_and_compute_read_the_instance_topology_only_in_their_region(roles):
+    """The head's topology timer, and each compute node placing itself at registration.
+    DescribeInstanceTopology takes no resource ARN or tag condition (no EC2 Describe call
     does): the statement grants that one action, narrowed to the cluster's region."""
-    statement = _statements(roles, "head")["ReadInstanceTopology"]
-    assert statement["Action"] == "ec2:DescribeInstanceTopology"
-    assert statement["Resource"] == "*"
-    assert statement["Condition"] == {"StringEquals": {"aws:RequestedRegion": "us-east-2"}}
-    policy = _policy(roles, "head")
-    assert policy.is_action_permitted("ec2:DescribeInstanceTopology", "*") == PermissionResult.PERMITTED
-    for role in ("login", "compute"):
-        assert not any(
-            "DescribeInstanceTopology" in str(s["Action"]) for s in _statements(roles, role).values()
-        )
+    for role in ("head", "compute"):
+        statement = _statements(roles, role)["ReadInstanceTopology"]
+        assert statement["Action"] == "ec2:DescribeInstanceTopology"
+        assert statement["Resource"] == "*"
+        assert statement["Condition"] == {"StringEquals": {"aws:RequestedRegion": "us-east-2"}}
+        policy = _policy(roles, role)
+        assert policy.is_action_permitted("ec2:DescribeInstanceTopology", "*") == PermissionResult.PERMITTED
+    login = _statements(roles, "login").values()
+    assert not any("DescribeInstanceTopology" in str(s["Action"]) for s in login)
 
 
 def test_the_bundle_and_the_log_group_are_named_exactly(roles):
