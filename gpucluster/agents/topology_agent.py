@@ -107,18 +107,41 @@ def list_nodes(run: Runner) -> list[ComputeNode]:
     return parse_nodes(checked(run(["scontrol", "--future", "-o", "show", "nodes"])).stdout)
 
 
+def _describe_batch(ec2: Any, ids: list[str], found: dict[str, Placement]) -> None:
+    for page in ec2.get_paginator("describe_instance_topology").paginate(InstanceIds=ids):
+        for index, entry in enumerate(page.get("Instances", [])):
+            placement = parse_instance(entry, f"DescribeInstanceTopology Instances[{index}]")
+            found[placement.instance_id] = placement
+
+
 def describe(ec2: Any, instance_ids: Sequence[str]) -> list[Placement]:
-    """Where EC2 places these instances; instances it does not describe are absent."""
+    """Where EC2 places these instances; instances it does not describe are absent.
+
+    An id EC2 refuses (an instance terminated long ago, whose node waits for the cleanup)
+    must not keep the batch's other nodes unplaced: the batch is asked again one id at a
+    time and the refused ids are left out."""
     found: dict[str, Placement] = {}
-    paginator = ec2.get_paginator("describe_instance_topology")
     ids = sorted(set(instance_ids))
     for start in range(0, len(ids), INSTANCE_BATCH):
-        for page in paginator.paginate(InstanceIds=ids[start : start + INSTANCE_BATCH]):
-            for index, entry in enumerate(page.get("Instances", [])):
-                placement = parse_instance(entry, f"DescribeInstanceTopology Instances[{index}]")
-                found[placement.instance_id] = placement
+        batch = ids[start : start + INSTANCE_BATCH]
+        try:
+            _describe_batch(ec2, batch, found)
+        except ClientError as err:
+            if not _refused_id(err):
+                raise
+            for instance_id in batch:
+                try:
+                    _describe_batch(ec2, [instance_id], found)
+                except ClientError as one:
+                    if not _refused_id(one):
+                        raise
+                    LOG.debug("EC2 refuses instance %s: %s", instance_id, one)
     check_tree(found.values())
     return list(found.values())
+
+
+def _refused_id(err: ClientError) -> bool:
+    return str(err.response.get("Error", {}).get("Code", "")).startswith("InvalidInstanceID")
 
 
 def write_atomically(path: Path, text: str) -> bool:

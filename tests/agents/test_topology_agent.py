@@ -140,3 +140,40 @@ def test_the_unit_may_write_where_slurmctld_reads_topology_conf():
     service = units["/etc/systemd/system/gpucluster-topology.service"]
     assert f"ReadWritePaths={SlurmSite().config_dir}\n" in service
     assert "gpucluster-topology.timer" in head_agents(example("default")).timers
+
+
+def test_an_instance_ec2_refuses_does_not_keep_the_others_unplaced(tmp_path):
+    """A node whose instance EC2 no longer knows (it waits for the stale-node cleanup) makes
+    EC2 refuse the whole batch: the agent asks again one id at a time."""
+    records = [_record(name, "gpu,p5.48xlarge") for name in P5_NODES[:2]]
+    records.append(_record("gpu-i-0a1b2c3d4e5f00077", "gpu,p5.48xlarge"))
+    slurm = Slurm(records)
+    ids = sorted([e["InstanceId"] for e in P5["Instances"][:2]] + ["i-0a1b2c3d4e5f00077"])
+    ec2 = boto3.client("ec2", region_name="us-east-2", aws_access_key_id="x", aws_secret_access_key="x")
+    stub = Stubber(ec2)
+    gone = "InvalidInstanceID.NotFound"
+    stub.add_client_error("describe_instance_topology", gone, expected_params={"InstanceIds": ids})
+    for instance_id in ids:
+        if instance_id.endswith("77"):
+            stub.add_client_error(
+                "describe_instance_topology", gone, expected_params={"InstanceIds": [instance_id]}
+            )
+        else:
+            entry = next(e for e in P5["Instances"] if e["InstanceId"] == instance_id)
+            stub.add_response(
+                "describe_instance_topology", {"Instances": [entry]}, {"InstanceIds": [instance_id]}
+            )
+    with stub:
+        assert topology_agent.run_once(ec2, slurm, tmp_path / "topology.conf") == 0
+    stub.assert_no_pending_responses()
+    assert slurm.updates == {P5_NODES[0]: LEAF_A, P5_NODES[1]: LEAF_A}
+
+
+def test_other_ec2_errors_place_nothing(tmp_path):
+    slurm = Slurm([_record(name, "gpu,p5.48xlarge") for name in P5_NODES[:2]])
+    ec2 = boto3.client("ec2", region_name="us-east-2", aws_access_key_id="x", aws_secret_access_key="x")
+    stub = Stubber(ec2)
+    stub.add_client_error("describe_instance_topology", "UnauthorizedOperation")
+    with stub:
+        assert topology_agent.run_once(ec2, slurm, tmp_path / "topology.conf") == 1
+    assert slurm.updates == {}
