@@ -171,11 +171,13 @@ class Plan:
 def plan(nodes: Iterable[ComputeNode], placements: Iterable[Placement]) -> Plan:
     nodes = list(nodes)
     described = {placement.instance_id for placement in placements}
-    flat = [node.name for node in nodes if node.instance_type not in DESCRIBED_TYPES]
+    # A node whose type its features do not name is left where it is: it may be described.
+    flat = [node.name for node in nodes if node.instance_type not in (*DESCRIBED_TYPES, None)]
     waiting = [
         node.name
         for node in nodes
-        if node.instance_type in DESCRIBED_TYPES and node.instance_id not in described
+        if node.instance_type is None
+        or (node.instance_type in DESCRIBED_TYPES and node.instance_id not in described)
     ]
     names = {node.instance_id: node.name for node in nodes if node.instance_type in DESCRIBED_TYPES}
     topology = build(placements, names, flat)
@@ -213,7 +215,11 @@ def run_once(ec2: Any, run: Runner, conf_path: Path) -> int:
             ok = False
             LOG.error("node %s not placed at %s: %s", name, unit, outcome.output)
     for name in result.waiting:
-        LOG.warning("node %s: EC2 does not describe its instance yet; unplaced, it takes no job", name)
+        LOG.warning(
+            "node %s: EC2 does not describe its instance yet (or its features name no instance type); "
+            "unplaced, it takes no job",
+            name,
+        )
     try:
         changed = write_atomically(conf_path, result.conf)
     except OSError as err:

@@ -70,6 +70,7 @@ def test_places_new_nodes_flat_types_and_leaves_undescribed_ones_unplaced(tmp_pa
     records.append(_record("cpu-i-0a1b2c3d4e5f00050", "cpu,m7i.4xlarge"))  # EC2 describes no m7i
     records.append(_record("gpu-i-0a1b2c3d4e5f00060", "gpu,p5.48xlarge"))  # launched, not described yet
     records.append(_record("gpu-block-anchor", "gpu"))  # not an instance node
+    records.append(_record("gpu-i-0a1b2c3d4e5f00070", "gpu"))  # no type feature: left alone
     slurm = Slurm(records)
     ids = sorted([entry["InstanceId"] for entry in P5["Instances"]] + ["i-0a1b2c3d4e5f00060"])
     # Two pages: the agent follows NextToken.
