@@ -6,7 +6,8 @@ node_fault) and that passes with no partner at all is a suspect; its partners pa
 elsewhere, so they are not. A pair that fails while both nodes have no passing pair
 cannot be split: the report says to run another round.
 
-With the cluster's topology (each node's leaf switch, `--topology`), each suspect names
+With each node's leaf switch (the pairwise job's pair lines name it; `--topology` gives the
+cluster's topology.conf, which wins), each suspect names
 its switch, and a bandwidth drop that follows a switch boundary is not blamed on a node:
 when every pair across two leaf switches fell below the floor for bandwidth alone, none
 across them passed, and no pair inside either switch failed, those pairs name the
@@ -22,6 +23,7 @@ from collections.abc import Mapping
 from gpucluster.gate.decide import Verdict
 from gpucluster.gate.efa_checks import failed_pingpongs
 from gpucluster.gate.model import Frozen
+from gpucluster.job_output import NO_SWITCH
 
 # Slurm node names as the jobs print them; anything else is not pasted into a shell command.
 _NODE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -85,8 +87,23 @@ def _boundaries(
     return found, [failure for key in found for failure in across_failed[key]]
 
 
+def _pair_switches(verdicts: list[Verdict]) -> dict[str, str]:
+    """Each node's leaf switch as the pairwise job's pair lines name it."""
+    found: dict[str, str] = {}
+    for verdict in verdicts:
+        run = verdict.run
+        if run is None or run.pair is None or run.pair.switches is None:
+            continue
+        for node, switch in zip(run.pair.nodes, run.pair.switches, strict=True):
+            if switch != NO_SWITCH:
+                found[node] = switch
+    return found
+
+
 def attribute(verdicts: list[Verdict], leaves: Mapping[str, str] | None = None) -> Attribution:
-    leaves = leaves or {}
+    """`leaves`: each node's leaf switch from the cluster's topology.conf, over what the
+    pair lines say."""
+    leaves = {**_pair_switches(verdicts), **(leaves or {})}
     boundaries, at_boundaries = _boundaries(verdicts, leaves)
     passed: set[str] = set()
     failed: dict[str, list[str]] = defaultdict(list)

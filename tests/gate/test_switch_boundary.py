@@ -13,13 +13,16 @@ from gpucluster.catalog import load_catalog
 from gpucluster.cli import app
 from gpucluster.gate.decide import Context
 from gpucluster.gate.run import evaluate
+from gpucluster.job_output import pair_line
 from tests.nccl_logs import Spec, text_log
 
 P5 = "p5.48xlarge"
 LEAVES = {"gpu-1": "nn-leaf-a", "gpu-2": "nn-leaf-a", "gpu-3": "nn-leaf-b", "gpu-4": "nn-leaf-b"}
 
 
-def _logs(tmp_path: Path, rounds, slow) -> list[Path]:
+def _logs(tmp_path: Path, rounds, slow, *, switches: bool = False) -> list[Path]:
+    """One log per pair; with `switches`, its pair line names the nodes' leaves as the
+    pairwise job prints them."""
     paths = []
     for number, pairs in enumerate(rounds, start=1):
         for first, second in pairs:
@@ -29,7 +32,14 @@ def _logs(tmp_path: Path, rounds, slow) -> list[Path]:
                 peak_busbw=150.0 if slow(first, second) else 470.0,
             )
             path = tmp_path / f"pair-r{number}-{first}-{second}.out"
-            path.write_text(text_log(spec))
+            text = text_log(spec)
+            if switches:
+                plain = pair_line(number, first, second)
+                text = text.replace(
+                    plain, pair_line(number, first, second, (LEAVES[first], LEAVES[second])), 1
+                )
+                assert "switches=" in text
+            path.write_text(text)
             paths.append(path)
     return paths
 
@@ -57,6 +67,13 @@ def test_a_drop_across_a_switch_boundary_names_the_boundary_not_the_nodes(tmp_pa
         "(gpu-1,gpu-3 (round 1); gpu-2,gpu-4 (round 1); gpu-1,gpu-4 (round 2); gpu-2,gpu-3 (round 2))"
     )
     assert "not a node, so no node is drained" in note
+
+
+def test_the_pair_lines_switches_are_enough(tmp_path):
+    """The pairwise job names each node's leaf in its pair line: no --topology needed."""
+    result = evaluate(_logs(tmp_path, ACROSS, _across, switches=True), CONTEXT)
+    assert result.attribution.suspects == ()
+    assert result.attribution.notes[0].startswith("switch boundary nn-leaf-a | nn-leaf-b: ")
 
 
 def test_a_bad_node_is_still_named_with_its_switch(tmp_path):
