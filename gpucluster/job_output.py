@@ -14,7 +14,9 @@ PAIR_MARK = "gpucluster-pair"
 EFA_CHECK_MARK = "gpucluster-efa-check"
 
 # printf formats for the shell jobs; every %s is one word except the last (reason).
-PAIR_PRINTF = PAIR_MARK + " round=%s nodes=%s,%s\\n"
+# The pair line names each node's leaf switch (its Slurm Topology=), NO_SWITCH when it has none.
+PAIR_PRINTF = PAIR_MARK + " round=%s nodes=%s,%s switches=%s,%s\\n"
+NO_SWITCH = "-"
 # efa-check: `result` and `reason` are the node's own checks (GPUs, EFA devices, its address);
 # `pingpong_failed` the partners fi_pingpong failed with (comma-separated, NO_PARTNERS for
 # none). A failed pingpong does not say which end is bad, so it is not the node's own result.
@@ -25,7 +27,10 @@ EFA_FAIL = "fail"
 NO_PARTNERS = "-"
 
 # Launchers prefix each line (`srun -l`: "0: ", mpirun: "[1,0]<stdout>:"): match anywhere.
-_PAIR = re.compile(rf"{PAIR_MARK} round=(\d+) nodes=([^\s,]+),([^\s,]+)\s*$")
+# switches= is optional: pair lines of jobs rendered before it.
+_PAIR = re.compile(
+    rf"{PAIR_MARK} round=(\d+) nodes=([^\s,]+),([^\s,]+)(?: switches=([^\s,]+),([^\s,]+))?\s*$"
+)
 # pingpong_failed is optional: lines from jobs rendered before it (their fail counts as the node's own).
 _EFA_CHECK = re.compile(
     rf"{EFA_CHECK_MARK} node=(\S+) result=({EFA_OK}|{EFA_FAIL}) efa=(\d+)/(\d+) gpus=(\d+)"
@@ -37,6 +42,8 @@ _EFA_CHECK = re.compile(
 class PairHeader:
     round: int
     nodes: tuple[str, str]
+    # Each node's leaf switch, NO_SWITCH when it is in none; None from an older job.
+    switches: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -50,15 +57,17 @@ class EfaCheck:
     pingpong_failed_with: tuple[str, ...] = ()
 
 
-def pair_line(round_number: int, first: str, second: str) -> str:
-    return f"{PAIR_MARK} round={round_number} nodes={first},{second}"
+def pair_line(round_number: int, first: str, second: str, switches: tuple[str, str] | None = None) -> str:
+    line = f"{PAIR_MARK} round={round_number} nodes={first},{second}"
+    return line if switches is None else f"{line} switches={switches[0]},{switches[1]}"
 
 
 def parse_pair_line(line: str) -> PairHeader | None:
     found = _PAIR.search(line)
     if found is None:
         return None
-    return PairHeader(int(found.group(1)), (found.group(2), found.group(3)))
+    switches = None if found.group(4) is None else (found.group(4), found.group(5))
+    return PairHeader(int(found.group(1)), (found.group(2), found.group(3)), switches)
 
 
 def efa_check_line(check: EfaCheck) -> str:

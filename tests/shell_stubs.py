@@ -215,6 +215,11 @@ case "$1 $2" in
     [[ -f "$SIM_FIXTURES/$(basename "$src")" ]] || { echo "fatal error: 404 $src" >&2; exit 1; }
     cp "$SIM_FIXTURES/$(basename "$src")" "$dst" ;;
   "ec2 create-tags") ;;
+  # An instance's NetworkNodes as `--output text` prints them, or None when EC2 does not
+  # describe it; SIM_TOPOLOGY_FAIL fails the call.
+  "ec2 describe-instance-topology")
+    [[ -z "${SIM_TOPOLOGY_FAIL:-}" ]] || { echo "An error occurred (UnauthorizedOperation)" >&2; exit 254; }
+    printf '%s\n' "${SIM_TOPOLOGY:-None}" ;;
   "autoscaling describe-auto-scaling-instances") echo "$SIM_ASG" ;;
   "autoscaling complete-lifecycle-action") ;;
   "autoscaling record-lifecycle-action-heartbeat")

@@ -12,4 +12,6 @@ library, boto3/botocore and each other, never the rest of gpucluster.
 - node_repair: replaces compute nodes that gpucluster's checks drained (their reasons in
   health_reasons), bounded per hour (its decision in repair_decision, its record in
   repair_state, its Slurm reads in repair_slurm).
+- topology_agent: places each node under its EC2 network switch in Slurm's tree topology
+  and writes topology.conf (the tree itself in ec2_topology, pure).
 """

@@ -48,6 +48,9 @@ def compute_node_name(group: str, instance_id: str) -> str:
 # The head node's agents read their settings (GPUCLUSTER_*) from this file, which the
 # bootstrap installs and their systemd units name in EnvironmentFile=.
 AGENT_ENV_FILE = "/etc/gpucluster/agents.env"
+# The tree topology's file, which the topology agent rewrites from EC2; in SlurmSite's
+# default config_dir (/etc/slurm), where slurmctld looks for it beside slurm.conf.
+TOPOLOGY_CONF = "/etc/slurm/topology.conf"
 # The keys in it that the bootstrap writes and the agents read.
 CLUSTER_SETTING = "GPUCLUSTER_CLUSTER"
 REGION_SETTING = "GPUCLUSTER_REGION"

@@ -44,6 +44,7 @@ from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm import health_probes
 from gpucluster.slurm.build import NodeBuild
 from gpucluster.slurm.conf import SlurmSite
+from gpucluster.slurm.node_conf import TOPOLOGY_ROOT_UNIT, registration_topology
 
 # slurm.conf keys that `scontrol reconfigure` cannot apply: the head's update restarts
 # slurmctld instead (jobs are kept; state is on EFS). Slurm 22.05.8 was seen to exit on a
@@ -66,6 +67,9 @@ SLURMCTLD_RESTART_KEYS = (
     "SwitchType",
     "ProctrackType",
     "GresTypes",
+    # "The topology plugin can not be changed via reconfiguration" (Slurm 25.11,
+    # src/interfaces/topology.c): a cluster that predates topology/tree restarts into it.
+    "TopologyPlugin",
 )
 # slurmctld starts only while it holds a lock in StateSaveLocation on EFS, so two heads
 # (CloudFormation starts a replacement before it deletes the old one) never write one
@@ -134,6 +138,8 @@ class Storage:
 class GroupSettings:
     name: str
     slurmd_conf: str
+    # Topology= for a type EC2 does not describe; "" when the node asks EC2 (node_conf).
+    topology: str
     lustre_efa_interfaces: int
     nvswitch: bool
 
@@ -146,6 +152,7 @@ class Slurm:
     source_key: str
     controller_hostname: str
     conf_server: str
+    topology_root: str
     restart_keys: tuple[str, ...]
     lock_busy_exit: int
     fabric_manager_unit: str
@@ -185,6 +192,7 @@ def group_settings(resolved: ResolvedCluster) -> tuple[GroupSettings, ...]:
         GroupSettings(
             name=group.name,
             slurmd_conf=slurm_conf.slurmd_conf_line(resolved, group),
+            topology=registration_topology(group),
             lustre_efa_interfaces=lustre_efa_interfaces(resolved.config, group),
             nvswitch=group.instance.nvswitch,
         )
@@ -242,6 +250,7 @@ def slurm(resolved: ResolvedCluster, site: SlurmSite, build: NodeBuild) -> Slurm
         source_key=names.slurm_source_object_key(build.sha256),
         controller_hostname=slurm_conf.controller_hostname(resolved, site),
         conf_server=slurm_conf.conf_server(resolved, site),
+        topology_root=TOPOLOGY_ROOT_UNIT,
         restart_keys=SLURMCTLD_RESTART_KEYS,
         lock_busy_exit=SLURMCTLD_LOCK_BUSY_EXIT,
         fabric_manager_unit=health_probes.FABRIC_MANAGER_UNIT,

@@ -15,6 +15,7 @@ from gpucluster.cli import validate, synth, render, diff, scan, gate  # noqa: F4
 from gpucluster.cli import plan, preflight, capacity, ami, container  # noqa: F401  isort: skip
 from gpucluster.cli import nodes  # noqa: F401  isort: skip
 from gpucluster.cli import top  # noqa: F401  isort: skip
+from gpucluster.cli import topology  # noqa: F401  isort: skip
 from gpucluster.bad_input import EXIT_BAD_INPUT
 from gpucluster.cli.root import app
 

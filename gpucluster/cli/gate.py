@@ -52,12 +52,24 @@ def gate(
     report: Annotated[
         Path | None, typer.Option("--report", metavar="DIR", help="Write report.md, report.json, PNG plots.")
     ] = None,
+    topology: Annotated[
+        Path | None,
+        typer.Option(
+            "--topology",
+            metavar="TOPOLOGY_CONF",
+            help="The cluster's topology.conf: name each suspect's switch, and report a drop that "
+            "follows a switch boundary as such.",
+        ),
+    ] = None,
 ) -> None:
     """GO / NO-GO from nccl-tests logs: exit 0 GO, 1 NO-GO, 2 unreadable input."""
-    from gpucluster.gate.run import gate_command, resolve_target
+    from gpucluster.gate.run import gate_command, read_topology, resolve_target
 
     target = resolve_target(config, group, instance_type)
     fraction, floor = target.thresholds(min_fraction, min_busbw)
+    leaves = read_topology(topology) if topology is not None else None
     raise typer.Exit(
-        gate_command(out, logs, target.instance, fraction, floor, report, efa_expected=target.efa)
+        gate_command(
+            out, logs, target.instance, fraction, floor, report, efa_expected=target.efa, leaves=leaves
+        )
     )

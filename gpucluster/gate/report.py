@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from gpucluster.gate.decide import Verdict, size_text
 from gpucluster.gate.model import Count, Frozen
-from gpucluster.gate.pairs import Attribution
+from gpucluster.gate.pairs import Attribution, Suspect
 from gpucluster.gate.thresholds import DEFAULT_MIN_FRACTION
 from gpucluster.tables import CliTable, table
 
@@ -108,9 +108,13 @@ def reason_lines(result: GateResult) -> list[str]:
         for note in verdict.notes:
             lines.append(f"note {verdict.source}:{verdict.line}: {note}")
     for suspect in result.attribution.suspects:
-        lines.append(f"suspect node {suspect.node}: " + "; ".join(suspect.evidence))
+        lines.append(f"suspect node {suspect.node}{_switch(suspect)}: " + "; ".join(suspect.evidence))
     lines.extend(f"note: {note}" for note in result.attribution.notes)
     return lines
+
+
+def _switch(suspect: Suspect) -> str:
+    return f" (switch {suspect.switch})" if suspect.switch else ""
 
 
 def drain_lines(result: GateResult) -> list[str]:
@@ -143,14 +147,17 @@ def markdown(result: GateResult, plots: dict[int, str]) -> str:
         out.append("")
     if result.attribution.pairs:
         out += [f"## Pairwise attribution ({result.attribution.pairs} pair runs)", ""]
-        out += [f"- suspect **{s.node}**: {'; '.join(s.evidence)}" for s in result.attribution.suspects]
+        out += [
+            f"- suspect **{s.node}**{_switch(s)}: {'; '.join(s.evidence)}"
+            for s in result.attribution.suspects
+        ]
         out += [f"- note: {note}" for note in result.attribution.notes]
         if not result.attribution.suspects:
             out.append("- no suspect node")
         out.append("")
     elif result.attribution.suspects:
         out += ["## Suspect nodes", ""]
-        out += [f"- **{s.node}**: {'; '.join(s.evidence)}" for s in result.attribution.suspects]
+        out += [f"- **{s.node}**{_switch(s)}: {'; '.join(s.evidence)}" for s in result.attribution.suspects]
         out.append("")
     drains = drain_lines(result)
     if drains:

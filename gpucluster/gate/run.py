@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,6 +75,21 @@ def _catalog_type(name: str) -> InstanceType:
     return catalog.get(name)
 
 
+def read_topology(path: Path) -> dict[str, str]:
+    """Each node's leaf switch from the cluster's topology.conf (`--topology`)."""
+    from gpucluster.agents.ec2_topology import TopologyError, parse_conf
+
+    fix = "pass the head's /etc/slurm/topology.conf or `gpucluster topology render` output"
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(path, "(file)", f"cannot be read ({exc})", fix) from None
+    try:
+        return parse_conf(text)
+    except TopologyError as exc:
+        raise BadInput(path, exc.field, exc.what, exc.fix) from None
+
+
 def judge_log(path: Path, context: Context) -> list[Verdict]:
     text = read_text(path)
     source = str(path)
@@ -89,7 +105,7 @@ def judge_log(path: Path, context: Context) -> list[Verdict]:
     return verdicts
 
 
-def evaluate(logs: list[Path], context: Context) -> GateResult:
+def evaluate(logs: list[Path], context: Context, leaves: Mapping[str, str] | None = None) -> GateResult:
     verdicts = [verdict for path in logs for verdict in judge_log(path, context)]
     return GateResult(
         go=bool(verdicts) and all(verdict.go for verdict in verdicts),
@@ -97,7 +113,7 @@ def evaluate(logs: list[Path], context: Context) -> GateResult:
         min_fraction=context.min_fraction,
         min_busbw_gbps=context.min_busbw,
         verdicts=tuple(verdicts),
-        attribution=attribute(verdicts),
+        attribution=attribute(verdicts, leaves),
     )
 
 
@@ -134,6 +150,7 @@ def gate_command(
     report: Path | None,
     *,
     efa_expected: bool = True,
+    leaves: Mapping[str, str] | None = None,
 ) -> int:
     if report is not None:
         # A bad --report is bad input: say so before a verdict the user would then lose.
@@ -141,7 +158,7 @@ def gate_command(
     context = Context(
         instance=instance, min_fraction=min_fraction, min_busbw=min_busbw, efa_expected=efa_expected
     )
-    result = evaluate(logs, context)
+    result = evaluate(logs, context, leaves)
     print_table(console, summary_table(result))
     for line in reason_lines(result):
         console.print(line, highlight=False, soft_wrap=True, markup=False)

@@ -16,7 +16,7 @@ from gpucluster import dcgm
 from gpucluster.agents import health_reasons
 from gpucluster.config.ecr import ECR_HOST
 from gpucluster.container.dockerfile import NCCL_TESTS_BUILD_DIR
-from gpucluster.job_output import EFA_CHECK_PRINTF, EFA_FAIL, EFA_OK, NO_PARTNERS, PAIR_PRINTF
+from gpucluster.job_output import EFA_CHECK_PRINTF, EFA_FAIL, EFA_OK, NO_PARTNERS, NO_SWITCH, PAIR_PRINTF
 from gpucluster.launch.gpu_env import gpu_env_path
 from gpucluster.names import SQUASHFS_SUFFIX, squashfs_name
 from gpucluster.rendering import render
@@ -122,6 +122,7 @@ def render_job(
         efa_ok=EFA_OK,
         efa_fail=EFA_FAIL,
         no_partners=NO_PARTNERS,
+        no_switch=NO_SWITCH,
         collectives=NCCL_COLLECTIVES,
         size_args=" ".join(NCCL_SIZE_ARGS),
         nccl_tests_dir=settings.nccl_tests_dir or "",

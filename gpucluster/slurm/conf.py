@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpucluster.agents.ec2_topology import build, render_conf
 from gpucluster.config import ClusterConfig
 from gpucluster.rendering import render
 from gpucluster.resolved import ResolvedCluster
@@ -50,6 +51,8 @@ class SlurmFiles:
     cgroup_conf: str
     plugstack_conf: str
     pyxis_conf: str
+    # The tree's seed: the root and flat switches only; the topology agent rewrites it.
+    topology_conf: str
     # The head's own slurmdbd's, when it runs one; never served to other nodes.
     slurmdbd_conf: str | None = None
 
@@ -60,6 +63,7 @@ class SlurmFiles:
             f"{site.config_dir}/cgroup.conf": self.cgroup_conf,
             f"{site.config_dir}/plugstack.conf": self.plugstack_conf,
             f"{plugstack_dir(site)}/pyxis.conf": self.pyxis_conf,
+            topology_conf_path(site): self.topology_conf,
         }
         if self.slurmdbd_conf is not None:
             files[slurmdbd_conf_path(site)] = self.slurmdbd_conf
@@ -100,6 +104,10 @@ def slurmdbd_conf_path(site: SlurmSite) -> str:
     return f"{site.config_dir}/slurmdbd.conf"
 
 
+def topology_conf_path(site: SlurmSite) -> str:
+    return f"{site.config_dir}/topology.conf"
+
+
 def plugstack_dir(site: SlurmSite) -> str:
     return f"{site.config_dir}/plugstack.conf.d"
 
@@ -121,6 +129,16 @@ def _scheduler_parameters(cfg: ClusterConfig, site: SlurmSite) -> str:
     if site.bf_interval is not None:
         parts.append(f"bf_interval={site.bf_interval}")
     return ",".join(parts)
+
+
+def seed_topology_conf(resolved: ResolvedCluster) -> str:
+    """topology.conf before the topology agent's first run: slurmctld refuses to start
+    without a switch, and places dynamic nodes only under a root it knows."""
+    return render_conf(
+        build((), {}),
+        f"topology.conf of gpucluster {resolved.name}: the head's topology agent rewrites it from EC2\n"
+        "DescribeInstanceTopology every minute (gpucluster.agents.topology_agent)",
+    )
 
 
 def render_slurm_files(
@@ -170,5 +188,6 @@ def render_slurm_files(
         cgroup_conf=render(f"{TEMPLATE_DIR}/cgroup.conf.j2", **values),
         plugstack_conf=render(f"{TEMPLATE_DIR}/plugstack.conf.j2", **values),
         pyxis_conf=render(f"{TEMPLATE_DIR}/pyxis.conf.j2", **values),
+        topology_conf=seed_topology_conf(resolved),
         slurmdbd_conf=slurmdbd_conf,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from gpucluster import dcgm, names
 from gpucluster.agents import health_reasons
+from gpucluster.agents.ec2_topology import DESCRIBED_TYPES, FLAT_SWITCH, ROOT_SWITCH, topology_unit
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.rendering import render
 from gpucluster.resolved import ResolvedCluster, ResolvedGroup
@@ -54,6 +55,19 @@ def slurmd_conf_line(resolved: ResolvedCluster, group: ResolvedGroup) -> str:
         f"{line} Sockets={layout.sockets} CoresPerSocket={layout.cores_per_socket} "
         f"ThreadsPerCore={layout.threads_per_core}"
     )
+
+
+# What a node of a type EC2 describes puts before its network nodes in its `Topology=`.
+TOPOLOGY_ROOT_UNIT = topology_unit((ROOT_SWITCH,))
+
+
+def registration_topology(group: ResolvedGroup) -> str:
+    """The `Topology=` a node of `group` registers with when it needs no EC2 call: the flat
+    default for a type DescribeInstanceTopology does not describe; "" for a described type,
+    whose node asks EC2 for its own network nodes (lib/slurm.sh, place_in_topology)."""
+    if group.instance.name in DESCRIBED_TYPES:
+        return ""
+    return topology_unit((ROOT_SWITCH, FLAT_SWITCH))
 
 
 def check_member(resolved: ResolvedCluster, group: ResolvedGroup) -> None:

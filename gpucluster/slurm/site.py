@@ -74,6 +74,10 @@ class SlurmSite:
     healthcheck_slurm_conf: str | None = None
     # Prepended to every mount the health check requires (/home, the FSx mount point).
     mount_root: str = ""
+    # topology/tree places jobs under EC2's network switches (topology.conf); the session
+    # test cluster runs topology/flat, since nothing places its nodes, and its topology
+    # test switches to tree itself.
+    topology_plugin: str = "topology/tree"
     pyxis_library: str = "/usr/local/lib/slurm/spank_pyxis.so"
     pyxis_runtime_path: str = "/run/pyxis"
     accounting: AccountingSite = AccountingSite()

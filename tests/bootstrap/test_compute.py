@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpucluster.bootstrap.render_files import render_to_dir
+from gpucluster.efa import efa_count
 from gpucluster.names import LAUNCH_LIFECYCLE_HOOK
 from gpucluster.resolved import resolve
 from gpucluster.resolved.node_layout import NODE_LAYOUT
@@ -150,7 +151,38 @@ def test_slurmd_conf_line_matches_the_catalog(
     line = conf_line_of(cfg, group)
     assert f"Gres={gres} " in line
     assert f"Feature=train,{instance_type}" in line
-    assert f'-Z --conf-server slurmctld.demo.gpucluster.internal:6817 --conf "{line}"' in slurmd_dropin(node)
+    # The node's Topology= follows (test_a_node_registers_under_its_switch).
+    assert f'-Z --conf-server slurmctld.demo.gpucluster.internal:6817 --conf "{line}' in slurmd_dropin(node)
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "env", "topology", "says"),
+    [
+        (
+            "p5.48xlarge",
+            {"SIM_TOPOLOGY": "nn-1a\tnn-2b\tnn-3c"},
+            " Topology=default:ec2:nn-1a:nn-2b:nn-3c",
+            "registering under its EC2 network switches (default:ec2:nn-1a:nn-2b:nn-3c)",
+        ),
+        ("g6.48xlarge", {}, " Topology=default:ec2:flat", "EC2 does not describe this type's topology"),
+        ("p5.48xlarge", {}, "", "EC2 does not describe this instance's topology yet ('None')"),
+        ("p5.48xlarge", {"SIM_TOPOLOGY_FAIL": "1"}, "", "DescribeInstanceTopology failed"),
+    ],
+)
+def test_a_node_registers_under_its_switch(
+    tmp_path: Path, instance_type: str, env: dict[str, str], topology: str, says: str
+) -> None:
+    cfg = with_group(example("default"), "train", instance_type)
+    group = cfg.compute_groups[0]
+    node = Node(tmp_path, cfg, gpus=group.instance.gpu_count, efa=efa_count(group.instance))
+    node.env.update(env)
+    run = node.run("compute", "train")
+    assert run.returncode == 0, run.output
+    assert f'--conf "{conf_line_of(cfg, group)}{topology}"' in slurmd_dropin(node)
+    assert says in run.output
+    asked = run.called("aws --region us-east-2 ec2 describe-instance-topology")
+    assert len(asked) == (0 if "flat" in topology else 1)
+    assert run.output.index("step place_in_topology") < run.output.index("step start_slurmd")
 
 
 FABRIC_MANAGER_CHECK = "systemctl is-active --quiet nvidia-fabricmanager"

@@ -70,15 +70,19 @@ def test_head_runs_configless_controller_and_is_idempotent(tmp_path: Path) -> No
 def test_head_bundle_carries_the_agents_and_their_timers() -> None:
     cfg = example("default")
     agents = head_agents(cfg)
-    assert {"agents/capacity_controller.py", "agents/node_cleanup.py", "agents/slurm_metrics.py"} <= set(
-        agents.code
-    )
+    assert {
+        "agents/capacity_controller.py",
+        "agents/node_cleanup.py",
+        "agents/slurm_metrics.py",
+        "agents/topology_agent.py",
+    } <= set(agents.code)
     assert agents.timers == [
         "gpucluster-capacity-controller.timer",
         "gpucluster-head-update.timer",
         "gpucluster-node-cleanup.timer",
         "gpucluster-node-repair.timer",
         "gpucluster-slurm-metrics.timer",
+        "gpucluster-topology.timer",
     ]
     assert f"GPUCLUSTER_CLUSTER={cfg.name}" in agents.installed["/etc/gpucluster/agents.env"]
     for unit in agents.installed:

@@ -119,6 +119,21 @@ def test_a_reconfigurable_change_reconfigures_without_a_restart(tmp_path: Path) 
     assert (node.root / NODE_LAYOUT.applied_bundle.lstrip("/")).read_text() == second + "\n"
 
 
+def test_an_update_keeps_the_topology_the_agent_wrote(tmp_path: Path) -> None:
+    """The bundle's topology.conf only seeds the file: the topology timer's tree survives a
+    new bundle, which would otherwise put every node back in no switch."""
+    node, _ = _booted_head(tmp_path)
+    topology = node.root / "etc/slurm/topology.conf"
+    assert "SwitchName=ec2 Switches=flat\n" in topology.read_text()
+    written = "SwitchName=ec2 Switches=nn-1\nSwitchName=nn-1 Nodes=gpu-i-0a1b2c3d4e5f60001\n"
+    topology.write_text(written)
+    _publish(node, node.cfg, "second.tar.gz", debug=True)
+    run = node.run_script("bin/update-head.sh")
+    assert run.returncode == 0, run.output
+    assert "SlurmctldDebug=debug" in _slurm_conf(node)
+    assert topology.read_text() == written
+
+
 def test_a_bundle_with_the_wrong_checksum_changes_nothing(tmp_path: Path) -> None:
     node, first = _booted_head(tmp_path)
     before = node.tree()

@@ -66,7 +66,7 @@ def _line(args: list[str]) -> tuple[int, str]:
 
 
 def test_the_verbs_are_the_app_s():
-    assert "capacity find" in VERBS and "container render" in VERBS and len(VERBS) == 18
+    assert {"capacity find", "container render", "topology render"} <= set(VERBS) and len(VERBS) == 19
     assert set(REFUSED_VALUES) | set(PARSER_REFUSALS) <= set(VERBS)
 
 
@@ -132,7 +132,7 @@ def test_a_bug_is_the_same_shape_with_exit_3(monkeypatch: pytest.MonkeyPatch) ->
     assert line.startswith("error gpucluster validate: internal error KeyError: 'surprise'; this is a bug")
 
 
-@pytest.mark.parametrize("group", ["", "capacity", "ami", "container"])
+@pytest.mark.parametrize("group", ["", "capacity", "ami", "container", "topology"])
 def test_no_verb_prints_the_help_then_the_one_line(group: str) -> None:
     result = CliRunner().invoke(app, group.split())
     path = f"gpucluster {group}".strip()

@@ -9,6 +9,7 @@ import pytest
 from gpucluster.job_output import (
     EFA_CHECK_PRINTF,
     NO_PARTNERS,
+    NO_SWITCH,
     PAIR_PRINTF,
     EfaCheck,
     PairHeader,
@@ -25,11 +26,12 @@ def _printf(fmt: str, *args: str) -> str:
 
 @pytest.mark.parametrize("prefix", ["", "0: ", "[1,0]<stdout>:"])
 def test_pair_line_printed_by_shell_is_read_back(prefix: str) -> None:
-    printed = _printf(PAIR_PRINTF, "2", "gpu-i-0123456789abcdef0", "gpu-i-0fedcba9876543210")
-    assert printed == pair_line(2, "gpu-i-0123456789abcdef0", "gpu-i-0fedcba9876543210") + "\n"
-    assert parse_pair_line(prefix + printed) == PairHeader(
-        2, ("gpu-i-0123456789abcdef0", "gpu-i-0fedcba9876543210")
-    )
+    nodes = ("gpu-i-0123456789abcdef0", "gpu-i-0fedcba9876543210")
+    printed = _printf(PAIR_PRINTF, "2", *nodes, "nn-leaf-a", NO_SWITCH)
+    assert printed == pair_line(2, *nodes, ("nn-leaf-a", NO_SWITCH)) + "\n"
+    assert parse_pair_line(prefix + printed) == PairHeader(2, nodes, ("nn-leaf-a", NO_SWITCH))
+    # A job rendered before pair lines named switches.
+    assert parse_pair_line(prefix + pair_line(2, *nodes) + "\n") == PairHeader(2, nodes)
 
 
 @pytest.mark.parametrize("partners", [(), ("gpu-i-0b",), ("gpu-i-0b", "gpu-i-0c")])

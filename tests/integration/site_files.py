@@ -128,6 +128,9 @@ def suite_site(root: Path, tracking: ProcessTracking, slurm_prefix: Path) -> Slu
         pyxis_runtime_path=f"{node_prefix(root)}{production.pyxis_runtime_path}",
         proctrack_type=tracking.proctrack_type,
         task_plugin=tracking.task_plugin,
+        # Nothing places the session cluster's nodes under a switch, and under topology/tree
+        # an unplaced node takes no job: test_topology.py runs tree on this cluster itself.
+        topology_plugin="topology/flat",
         accounting=AccountingSite(
             slurmdbd_port=SLURMDBD_PORT,
             slurmdbd_pid_file=str(root / "run" / "slurmdbd.pid"),

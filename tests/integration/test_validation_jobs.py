@@ -208,6 +208,8 @@ def test_pairwise_logs_start_with_the_pair_line(cluster, jobs, stubs):
     header = parse_pair_line(text.splitlines()[0])
     assert header is not None and header.round == 1
     assert sorted(header.nodes) == sorted(cluster.nodes)
+    # The session cluster runs topology/flat: no node is in a switch (test_topology.py).
+    assert header.switches == ("-", "-")
     assert "NET/OFI Selected provider is efa" in text and "# Avg bus bandwidth" in text
     assert "2 nodes: one pair, no second round" in out
 

@@ -126,9 +126,10 @@ def test_printed_lines_parse_as_the_gate_reads_them() -> None:
     pairwise = job_of(cfg, group, "nccl-pairwise")
     pair_format = re.search(r"printf '([^']*)' \"\$\{round\}\"", pairwise)
     assert pair_format is not None
-    line = _bash(pairwise, f"printf '{pair_format[1]}' 2 gpu-i-0a gpu-i-0b")
+    line = _bash(pairwise, f"printf '{pair_format[1]}' 2 gpu-i-0a gpu-i-0b nn-leaf-a -")
     header = parse_pair_line(line)
     assert header is not None and header.round == 2 and header.nodes == ("gpu-i-0a", "gpu-i-0b")
+    assert header.switches == ("nn-leaf-a", "-")
 
     efa_check = job_of(cfg, group, "efa-check")
     formats = re.findall(r"printf '(gpucluster-efa-check[^']*)'", efa_check)
@@ -326,3 +327,38 @@ def test_job_time_limits_stay_within_the_groups_max_time(tmp_path: Path) -> None
         "nccl-pairwise": 20,
         "dcgm-diag": 20,
     }
+
+
+def test_pair_lines_name_each_nodes_leaf_switch(tmp_path: Path) -> None:
+    """The switch is the last unit of the node's Topology= in `scontrol show node`; a node in
+    no switch (or no scontrol answer) is named '-'."""
+    cfg = load_config(REPO / "examples" / "default.yaml")
+    script = job_of(cfg, cfg.compute_groups[0], "nccl-pairwise")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    scontrol = bin_dir / "scontrol"
+    scontrol.write_text(
+        "#!/bin/bash\n"
+        'case "$3" in\n'
+        '  n1|n2) echo "NodeName=$3 Topology=default:ec2:nn-top:nn-spine:nn-leaf-$3 State=IDLE" ;;\n'
+        '  n3) echo "NodeName=n3 Arch=x86_64 State=IDLE" ;;\n'
+        "  *) exit 1 ;;\n"
+        "esac\n"
+    )
+    scontrol.chmod(0o755)
+    result = subprocess.run(
+        ["bash", "-c", f'source /dev/stdin <<<"$0"; {FAKE_LAUNCH}', script],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", "NODE_COUNT": "4", "BAD_NODE": ""},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    headers = {}
+    for log in tmp_path.glob("round*.log"):
+        header = parse_pair_line(log.read_text().splitlines()[0])
+        assert header is not None
+        headers[header.nodes] = header.switches
+    assert headers[("n1", "n2")] == ("nn-leaf-n1", "nn-leaf-n2")
+    assert headers[("n3", "n4")] == ("-", "-")

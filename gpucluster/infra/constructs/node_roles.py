@@ -137,8 +137,17 @@ class NodeRoles(Construct):
                 conditions={"StringEquals": cluster_tag},
             ),
         ]
+        # The head's topology timer and each compute node placing itself at registration.
+        # EC2's Describe* calls take no resource ARN or tag condition; the region narrows it.
+        read_topology = Allow(
+            sid="ReadInstanceTopology",
+            actions=["ec2:DescribeInstanceTopology"],
+            resource="*",
+            conditions={"StringEquals": {"aws:RequestedRegion": props.region}},
+        )
         extra = {
             "head": [
+                read_topology,
                 Allow(
                     sid="ReadSlurmSource",
                     actions=["s3:GetObject"],
@@ -209,6 +218,7 @@ class NodeRoles(Construct):
             "login": pull_images,
             "compute": [
                 *pull_images,
+                read_topology,
                 Allow(
                     sid="CompleteOwnLaunch",
                     # Heartbeats keep the launch hook alive while a slow node boots (lib/heartbeat.sh).

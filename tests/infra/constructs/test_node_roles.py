@@ -119,10 +119,11 @@ def test_one_role_and_one_profile_per_node_role(roles):
                 "ReplaceFailedNodes",
                 "PublishHeadImage",
                 "ReadGpuUtilization",
+                "ReadInstanceTopology",
             },
         ),
         ("login", PULL),
-        ("compute", {"CompleteOwnLaunch", "FindOwnGroup", *PULL}),
+        ("compute", {"CompleteOwnLaunch", "FindOwnGroup", "ReadInstanceTopology", *PULL}),
     ],
 )
 def test_each_role_has_the_common_statements_and_only_its_own_extras(roles, role, only_here):
@@ -157,6 +158,21 @@ def test_the_head_terminates_instances_only_through_auto_scaling(roles):
     for role in ("head", "login", "compute"):
         statements = _statements(roles, role).values()
         assert not any("ec2:TerminateInstances" in str(s["Action"]) for s in statements)
+
+
+def test_head_and_compute_read_the_instance_topology_only_in_their_region(roles):
+    """The head's topology timer, and each compute node placing itself at registration.
+    DescribeInstanceTopology takes no resource ARN or tag condition (no EC2 Describe call
+    does): the statement grants that one action, narrowed to the cluster's region."""
+    for role in ("head", "compute"):
+        statement = _statements(roles, role)["ReadInstanceTopology"]
+        assert statement["Action"] == "ec2:DescribeInstanceTopology"
+        assert statement["Resource"] == "*"
+        assert statement["Condition"] == {"StringEquals": {"aws:RequestedRegion": "us-east-2"}}
+        policy = _policy(roles, role)
+        assert policy.is_action_permitted("ec2:DescribeInstanceTopology", "*") == PermissionResult.PERMITTED
+    login = _statements(roles, "login").values()
+    assert not any("DescribeInstanceTopology" in str(s["Action"]) for s in login)
 
 
 def test_the_bundle_and_the_log_group_are_named_exactly(roles):

@@ -210,6 +210,7 @@ run_compute() {
   step name_compute_node
   step configure_ssh_adoption
   step run_prejoin_healthcheck
+  step place_in_topology
   step wait_for_controller
   step start_slurmd
   step wait_for_registration

@@ -14,6 +14,10 @@ install_unit_dropin() {
 install_controller_files() {
   local changed=no path
   for path in "${CONTROLLER_FILES[@]}"; do
+    # The topology timer rewrites topology.conf from EC2: the bundle's copy only seeds it.
+    if [[ "${path##*/}" == topology.conf && -f "${R}${path}" ]]; then
+      continue
+    fi
     if install_from_bundle "${ROLE_TREE}${path}" "${path}" 0644; then
       changed=yes
     fi
@@ -99,6 +103,33 @@ wait_for_controller() {
   poll_until CONTROLLER_TIMEOUT "waiting for slurmctld at ${CONF_SERVER}" controller_reachable ||
     die "slurmctld at ${CONF_SERVER} did not answer within ${CONTROLLER_TIMEOUT} s; check the head node (its ${FAILURE_TAG} tag and ${BOOTSTRAP_LOG}), the private DNS record, and that security groups allow TCP ${CONF_SERVER##*:} from this node"
   log "slurmctld at ${CONF_SERVER} answers"
+}
+
+# The node registers with its place in the network topology (Slurm 25.11: `slurmd -Z --conf
+# "... Topology=..."`), so it is under its EC2 leaf switch from its first moment in Slurm
+# and never takes a multi-node job outside it. A type EC2 does not describe hangs from the
+# flat default. A described type that EC2 cannot place yet (or a failed call) registers in
+# no switch, where it takes no job until the head's topology timer places it.
+place_in_topology() {
+  local nodes unit
+  if [[ -n "${GROUP_TOPOLOGY}" ]]; then
+    SLURMD_CONF="${SLURMD_CONF} Topology=${GROUP_TOPOLOGY}"
+    log "registering under the flat default switch (${GROUP_TOPOLOGY}): EC2 does not describe this type's topology"
+    return 0
+  fi
+  if ! nodes="$(aws --region "${REGION}" ec2 describe-instance-topology --instance-ids "$(instance_id)" \
+    --query 'Instances[0].NetworkNodes' --output text --cli-connect-timeout 10 --cli-read-timeout 20 2>&1)"; then
+    log "WARNING: DescribeInstanceTopology failed (${nodes}); registering in no switch until the head's topology timer places this node"
+    return 0
+  fi
+  unit="${TOPOLOGY_ROOT}:$(tr -s '[:space:]' ':' <<<"${nodes}")"
+  unit="${unit%:}"
+  if [[ "${nodes}" == None || -z "${nodes//[[:space:]]/}" || ! "${unit}" =~ ^[A-Za-z0-9_.:-]+$ ]]; then
+    log "WARNING: EC2 does not describe this instance's topology yet ('${nodes}'); registering in no switch until the head's topology timer places this node"
+    return 0
+  fi
+  SLURMD_CONF="${SLURMD_CONF} Topology=${unit}"
+  log "registering under its EC2 network switches (${unit})"
 }
 
 # Upstream's unit (in the Slurm package) carries ConditionPathExists=/etc/slurm/slurm.conf,
