@@ -202,7 +202,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         LOG.error("no metrics this minute: %s", err)
         return 1
     if lines:
-        emf.append(lines, when, args.output)
+        try:
+            emf.append(lines, when, args.output)
+        except OSError as err:
+            LOG.error("cannot write the metric records to %s: %s", args.output, err)
+            return 1
     LOG.info("%d metric records for node %s", len(lines), node)
     return 0
 

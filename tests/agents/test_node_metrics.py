@@ -235,3 +235,13 @@ def test_the_script_runs_from_the_bundle_and_appends_whole_lines(tmp_path: Path)
     emf.append(['{"a":1}', '{"b":2}'], T0, out)
     emf.append(['{"c":3}'], T0, out)
     assert (out / "2026120421.emf").read_text() == '{"a":1}\n{"b":2}\n{"c":3}\n'
+
+
+def test_an_unwritable_output_is_one_line_and_exit_1(tmp_path: Path, monkeypatch, caplog):
+    """The lines cannot be written (a full disk, a file where the directory belongs): the
+    run says so in one line and fails, rather than ending in a traceback."""
+    monkeypatch.setattr(node_metrics, "collect", lambda *args: ['{"a":1}'])
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("")
+    assert node_metrics.main(["--cluster", "demo", "--output", str(blocked)]) == 1
+    assert f"cannot write the metric records to {blocked}" in caplog.text
