@@ -91,8 +91,9 @@ def parse_gpus(csv_text: str) -> list[GpuReading]:
 
 @dataclass(frozen=True)
 class KernelLog:
-    # Xid lines by the PCI bus id they name.
-    xids: Counter[BusId]
+    # Xid lines by the PCI bus id they name; None when the journal could not be read, so
+    # the count is unknown and left out rather than published as a zero.
+    xids: Counter[BusId] | None
     # Where the next run continues; None when the journal printed none (nothing new).
     cursor: str | None
 

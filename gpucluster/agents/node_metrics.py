@@ -20,7 +20,6 @@ import re
 import socket
 import subprocess
 import sys
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -99,7 +98,7 @@ def gpu_records(
             (m.GPU_POWER, gpu.power),
             (m.GPU_TEMPERATURE, gpu.temperature),
             (m.GPU_ECC_ERRORS, gpu.ecc_uncorrected),
-            (m.GPU_XID_ERRORS, float(log.xids.get(gpu.bus_id, 0))),
+            (m.GPU_XID_ERRORS, None if log.xids is None else float(log.xids.get(gpu.bus_id, 0))),
         ]
         known = [(metric, value) for metric, value in values if value is not None]
         lines.append(emf.record(namespace, {m.NODE: node, m.GPU: str(gpu.index)}, known, when))
@@ -151,8 +150,8 @@ def read_kernel_log(command: Command, previous: State) -> gpu_readings.KernelLog
         code, out, err = command(gpu_readings.journal_command(None, previous.time))
         if code == 0:
             return gpu_readings.parse_journal(out)
-    LOG.warning("cannot read the kernel log (exit %d), Xid counts are 0: %s", code, err.strip())
-    return gpu_readings.KernelLog(Counter(), None)
+    LOG.warning("cannot read the kernel log (exit %d), no Xid counts this minute: %s", code, err.strip())
+    return gpu_readings.KernelLog(None, None)
 
 
 def collect(

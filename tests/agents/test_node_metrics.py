@@ -245,3 +245,23 @@ def test_an_unwritable_output_is_one_line_and_exit_1(tmp_path: Path, monkeypatch
     blocked.write_text("")
     assert node_metrics.main(["--cluster", "demo", "--output", str(blocked)]) == 1
     assert f"cannot write the metric records to {blocked}" in caplog.text
+
+
+def test_an_unreadable_kernel_log_leaves_the_xid_count_out(tmp_path: Path):
+    """journalctl failing says nothing about Xid errors: the count is left out, not a 0
+    that would read as a clean minute."""
+
+    class NoJournal(Host):
+        def __call__(self, argv: Sequence[str]) -> tuple[int, str, str]:
+            if argv[0] == "journalctl":
+                self.calls.append(list(argv))
+                return 1, "", "Failed to open journal"
+            return super().__call__(argv)
+
+    smi = (FIXTURES / "nvidia-smi-h200.csv").read_text()
+    lines = node_metrics.collect(
+        "demo", NODE, NoJournal(smi, ""), tmp_path / "state.json", tmp_path / "none", T0
+    )
+    gpus = by_dims(lines, m.GPU)
+    assert gpus and all(m.GPU_XID_ERRORS.name not in rec for rec in gpus.values())
+    assert all(m.GPU_UTILIZATION.name in rec for rec in gpus.values())
