@@ -23,7 +23,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -211,13 +211,19 @@ def clear_alert(state_file: Path, now: datetime, events: Events) -> int:
 
 
 def report(run: Runner, state_file: Path) -> int:
-    """What `gpucluster nodes` reads through SSM Run Command: one JSON document on stdout."""
+    """What `gpucluster nodes` reads through SSM Run Command: one JSON document on stdout.
+    Of the record's replacements, only what it shows (each listed node's, each group's last):
+    the whole history outgrows the 24,000 characters SSM returns."""
     try:
         state = repair_state.load(state_file)
         nodes = list_nodes(run)
     except (repair_state.StateError, ScontrolError) as err:
         print(json.dumps({"error": str(err)}))
         return 1
+    listed = {node.instance_id for node in nodes}
+    last = {r.group: r for r in state.replacements}
+    shown = tuple(r for r in state.replacements if r.instance_id in listed or last[r.group] is r)
+    state = replace(state, replacements=shown)
     doc = {
         "nodes": [
             {

@@ -14,10 +14,11 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from gpucluster.agents import node_repair, repair_slurm, repair_state
-from gpucluster.agents.repair_decision import Policy
+from gpucluster.agents import node_repair, repair_decision, repair_slurm, repair_state
+from gpucluster.agents.repair_decision import Policy, RepairState, Replacement
 from gpucluster.agents.scontrol import CommandResult, slurm_time
 from gpucluster.bootstrap.node_logs import shipped_files
+from gpucluster.nodes.head_report import OUTPUT_LIMIT
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 from gpucluster.slurm.site import SlurmSite
 from tests.agent_scripts import run_from_bundle_copy, systemd_unit
@@ -236,6 +237,22 @@ def test_the_report_is_one_json_document_of_nodes_and_record(tmp_path, capsys):
         }
     ]
     assert doc["replacements"] == [] and doc["tripped"] is None
+
+
+def test_the_report_stays_within_what_ssm_returns_however_long_the_record(tmp_path, capsys):
+    state = tmp_path / "state.json"
+    history = RepairState()
+    for n in range(repair_decision.HISTORY):
+        gone = f"i-{n:017x}"
+        reason = f"healthcheck: GPU count 7, want 8;fi_info hung (no answer in 8 s) {'x' * 80}"
+        history = history.record(Replacement(f"gpu-{gone}", "gpu", gone, NOW + timedelta(minutes=n), reason))
+    repair_state.save(history, state)
+    slurm = FakeSlurm(line(SICK, "IDLE"))
+    assert node_repair.report(slurm, state) == 0
+    out = capsys.readouterr().out
+    assert len(out) < OUTPUT_LIMIT
+    [last] = json.loads(out)["replacements"]
+    assert last["instance_id"] == f"i-{repair_decision.HISTORY - 1:017x}"
 
 
 def test_the_agent_runs_as_a_script_and_clears_as_one(tmp_path):
