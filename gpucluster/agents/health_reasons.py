@@ -7,7 +7,7 @@ person set (never touched). Any reason that does not start with one of these pre
 followed by ": " is a person's.
 
     healthcheck: GPU count 7, want 8;fi_info hung (no answer in 8 s)
-    prolog: nvidia-smi hung          epilog: EFA interface count 31, want 32
+    prolog: EFA interface count 31, want 32
     dcgm: diag level 2 failed (PCIe)
 
 Slurm's own "Not responding" (slurmctld set the node DOWN after SlurmdTimeout) counts as
@@ -21,12 +21,11 @@ from typing import Literal
 
 # The slurmd HealthCheckProgram (templates/slurm/healthcheck.sh.j2).
 HEALTHCHECK = "healthcheck"
-# The light checks in Slurm's prolog and epilog.
+# The light check in Slurm's Prolog.
 PROLOG = "prolog"
-EPILOG = "epilog"
 # DCGM diagnostics (at join, or a diagnostic job).
 DCGM = "dcgm"
-CHECK_PREFIXES = (HEALTHCHECK, PROLOG, EPILOG, DCGM)
+CHECK_PREFIXES = (HEALTHCHECK, PROLOG, DCGM)
 SEPARATOR = ": "
 # slurmctld's reason for a node it set DOWN because slurmd stopped answering.
 NOT_RESPONDING = "Not responding"
