@@ -88,9 +88,14 @@ def terminate(autoscaling: Any, instance_id: str) -> None:
     )
 
 
-def act(plan: Plan, autoscaling: Any, run: Runner, now: datetime, events: Events) -> tuple[RepairState, bool]:
-    """Carry out the plan; the state with every replacement Auto Scaling accepted, and ok."""
+def act(
+    plan: Plan, autoscaling: Any, run: Runner, now: datetime, events: Events, state_file: Path
+) -> tuple[RepairState, bool]:
+    """Carry out the plan; the state with every replacement Auto Scaling accepted, and ok.
+    Each is saved as soon as it is accepted: systemd kills a run at TimeoutStartSec, and a
+    replacement it forgot would not count against the bound."""
     state, ok = plan.state, True
+    repair_state.save(state, state_file)
     for verdict in plan.to_replace:
         node = verdict.node
         try:
@@ -111,6 +116,7 @@ def act(plan: Plan, autoscaling: Any, run: Runner, now: datetime, events: Events
             ok = False
             continue
         state = state.record(Replacement(node.name, node.group, node.instance_id, now, node.reason))
+        repair_state.save(state, state_file)
         note = replaced_reason(node.reason, node.instance_id, stamp(now))
         kept = run(["scontrol", "update", f"NodeName={node.name}", f"Reason={note}"])
         if kept.returncode != 0:
@@ -179,8 +185,7 @@ def run_once(
         events(now, logging.ERROR, alert_line(plan.alert))
     elif plan.state.tripped is not None:
         LOG.error("%s", alert_line(plan.state.tripped.why))
-    state, ok = act(plan, clients.autoscaling, run, now, events)
-    repair_state.save(state, state_file)
+    state, ok = act(plan, clients.autoscaling, run, now, events, state_file)
     LOG.info(
         "nodes=%d replaced=%d waiting=%d replaced-in-last-hour=%d%s",
         len(nodes),

@@ -176,6 +176,27 @@ def test_a_refused_terminate_is_not_recorded_and_retried(tmp_path):
     assert [r.instance_id for r in repair_state.load(state).replacements] == [SICK]
 
 
+class Killed(BaseException):
+    """systemd ending the run at TimeoutStartSec."""
+
+
+def test_a_replacement_is_kept_when_the_run_is_killed_right_after_it(tmp_path):
+    slurm = FakeSlurm(line(SICK, "IDLE+DRAIN", "prolog: nvidia-smi hung"))
+
+    def hangs_on_the_note(argv: Sequence[str]) -> CommandResult:
+        if list(argv[:2]) == ["scontrol", "update"]:
+            raise Killed
+        return slurm(argv)
+
+    aws = FakeAws()
+    aws.instances(running=[SICK])
+    aws.terminate_ok(SICK)
+    state = tmp_path / "state.json"
+    with aws, pytest.raises(Killed):
+        node_repair.run_once(aws.clients, hangs_on_the_note, NOW, Policy(), state, node_repair.Events(None))
+    assert [r.instance_id for r in repair_state.load(state).replacements] == [SICK]
+
+
 def test_an_unreadable_record_stops_the_agent_before_any_call(tmp_path, caplog):
     state = tmp_path / "state.json"
     state.write_text("{not json")
