@@ -277,20 +277,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     action.add_argument("--report", action="store_true", help="print the nodes and the record as JSON")
     args = parser.parse_args(argv)
     runtime.configure_logging(args.verbose)
-    now = datetime.now(UTC)
     events = Events(args.events_file)
     if args.report:
         return report(run_command, args.state_file)
-    if args.clear_alert:
-        return clear_alert(args.state_file, now, events)
-    try:
-        settings = runtime.Settings(args, os.environ)
-        region, policy = settings.region(), policy_from(settings)
-    except runtime.SettingError as err:
-        LOG.error("%s", err)
-        return 2
-    clients = Clients(ec2=runtime.client("ec2", region), autoscaling=runtime.client("autoscaling", region))
-    return run_once(clients, run_command, now, policy, args.state_file, events)
+    # A person's --clear-alert and the timer's run each read, then rewrite the record.
+    with repair_state.locked(args.state_file):
+        if args.clear_alert:
+            return clear_alert(args.state_file, datetime.now(UTC), events)
+        try:
+            settings = runtime.Settings(args, os.environ)
+            region, policy = settings.region(), policy_from(settings)
+        except runtime.SettingError as err:
+            LOG.error("%s", err)
+            return 2
+        clients = Clients(runtime.client("ec2", region), runtime.client("autoscaling", region))
+        return run_once(clients, run_command, datetime.now(UTC), policy, args.state_file, events)
 
 
 if __name__ == "__main__":

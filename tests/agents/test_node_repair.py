@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 from botocore.stub import Stubber
 
 from gpucluster.agents import node_repair, repair_decision, repair_slurm, repair_state
-from gpucluster.agents.repair_decision import Policy, RepairState, Replacement
+from gpucluster.agents.repair_decision import Policy, RepairState, Replacement, Trip
 from gpucluster.agents.scontrol import CommandResult, slurm_time
 from gpucluster.bootstrap.node_logs import shipped_files
 from gpucluster.nodes.head_report import OUTPUT_LIMIT
@@ -241,6 +242,20 @@ def test_the_alert_says_why_and_how_to_clear_it_and_clearing_resumes(tmp_path, c
             node_repair.Events(events),
         )
     aws.check()
+
+
+def test_clearing_waits_for_a_run_that_holds_the_record(tmp_path):
+    state = tmp_path / "state.json"
+    repair_state.save(RepairState(tripped=Trip(NOW, "3 nodes failed")), state)
+    argv = ["--clear-alert", "--state-file", str(state), "--events-file", str(tmp_path / "events.log")]
+    with repair_state.locked(state):
+        clearing = threading.Thread(target=node_repair.main, args=(argv,))
+        clearing.start()
+        clearing.join(timeout=1)
+        assert clearing.is_alive()
+        assert repair_state.load(state).tripped is not None
+    clearing.join(timeout=10)
+    assert repair_state.load(state).tripped is None
 
 
 def test_the_report_is_one_json_document_of_nodes_and_record(tmp_path, capsys):
