@@ -184,7 +184,9 @@ class Node:
                 if self.dcgm_hangs
                 else f'cat "{report}"\nexit {self.dcgm_exit}\n'
             )
-            dcgm_stubs = {"dcgmi": answer, "nv-hostengine": "exit 0\n"}
+            # start_dcgm starts the nvidia-dcgm unit (SIM_UNITS), whose process is nv-hostengine.
+            running = '[[ "$*" == "-x nv-hostengine" ]]\n'
+            dcgm_stubs = {"dcgmi": answer, "nv-hostengine": "exit 0\n", "pgrep": running}
             for name, body in dcgm_stubs.items():
                 stub = self.stubs / name
                 stub.write_text(f'#!/bin/bash\nprintf "%s\\n" "{name} $*" >>"{self.call_log}"\n' + body)

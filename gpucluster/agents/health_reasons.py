@@ -7,7 +7,7 @@ person set (never touched). Any reason that does not start with one of these pre
 followed by ": " is a person's.
 
     healthcheck: GPU count 7, want 8;fi_info hung (no answer in 8 s)
-    prolog: nvidia-smi hung          epilog: EFA interface count 31, want 32
+    prolog: EFA interface count 31, want 32
     dcgm: diag level 2 failed (PCIe)
 
 Slurm's own "Not responding" (slurmctld set the node DOWN after SlurmdTimeout) counts as
@@ -21,15 +21,19 @@ from typing import Literal
 
 # The slurmd HealthCheckProgram (templates/slurm/healthcheck.sh.j2).
 HEALTHCHECK = "healthcheck"
-# The light checks in Slurm's prolog and epilog.
+# The light check in Slurm's Prolog.
 PROLOG = "prolog"
-EPILOG = "epilog"
 # DCGM diagnostics (at join, or a diagnostic job).
 DCGM = "dcgm"
-CHECK_PREFIXES = (HEALTHCHECK, PROLOG, EPILOG, DCGM)
+CHECK_PREFIXES = (HEALTHCHECK, PROLOG, DCGM)
 SEPARATOR = ": "
 # slurmctld's reason for a node it set DOWN because slurmd stopped answering.
 NOT_RESPONDING = "Not responding"
+# slurmctld's drain when a Prolog fails on a node not drained yet. gpucluster's only Prolog
+# is the health check, which drains with its own reason first, so this one means a probe
+# outlived its timeout (a task stuck in the GPU driver ignores KILL) until PrologEpilogTimeout
+# killed the check, or its own drain failed: a failed check all the same.
+PROLOG_ERROR = "Prolog error"
 # What node_repair appends to a reason once it asked Auto Scaling to replace the instance.
 REPLACED_SEPARATOR = "; replaced "
 
@@ -56,7 +60,7 @@ def replaced_reason(reason: str, instance_id: str, when: str) -> str:
 def classify(reason: str) -> Kind:
     """Who drained the node: one of our checks, Slurm because it stopped answering, or a person."""
     text = original_reason(reason)
-    if any(text.startswith(prefix + SEPARATOR) for prefix in CHECK_PREFIXES):
+    if text == PROLOG_ERROR or any(text.startswith(prefix + SEPARATOR) for prefix in CHECK_PREFIXES):
         return "check"
     if text == NOT_RESPONDING:
         return "unreachable"

@@ -23,7 +23,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,9 +88,14 @@ def terminate(autoscaling: Any, instance_id: str) -> None:
     )
 
 
-def act(plan: Plan, autoscaling: Any, run: Runner, now: datetime, events: Events) -> tuple[RepairState, bool]:
-    """Carry out the plan; the state with every replacement Auto Scaling accepted, and ok."""
+def act(
+    plan: Plan, autoscaling: Any, run: Runner, now: datetime, events: Events, state_file: Path
+) -> tuple[RepairState, bool]:
+    """Carry out the plan; the state with every replacement Auto Scaling accepted, and ok.
+    Each is saved as soon as it is accepted: systemd kills a run at TimeoutStartSec, and a
+    replacement it forgot would not count against the bound."""
     state, ok = plan.state, True
+    repair_state.save(state, state_file)
     for verdict in plan.to_replace:
         node = verdict.node
         try:
@@ -111,6 +116,7 @@ def act(plan: Plan, autoscaling: Any, run: Runner, now: datetime, events: Events
             ok = False
             continue
         state = state.record(Replacement(node.name, node.group, node.instance_id, now, node.reason))
+        repair_state.save(state, state_file)
         note = replaced_reason(node.reason, node.instance_id, stamp(now))
         kept = run(["scontrol", "update", f"NodeName={node.name}", f"Reason={note}"])
         if kept.returncode != 0:
@@ -179,8 +185,7 @@ def run_once(
         events(now, logging.ERROR, alert_line(plan.alert))
     elif plan.state.tripped is not None:
         LOG.error("%s", alert_line(plan.state.tripped.why))
-    state, ok = act(plan, clients.autoscaling, run, now, events)
-    repair_state.save(state, state_file)
+    state, ok = act(plan, clients.autoscaling, run, now, events, state_file)
     LOG.info(
         "nodes=%d replaced=%d waiting=%d replaced-in-last-hour=%d%s",
         len(nodes),
@@ -211,13 +216,19 @@ def clear_alert(state_file: Path, now: datetime, events: Events) -> int:
 
 
 def report(run: Runner, state_file: Path) -> int:
-    """What `gpucluster nodes` reads through SSM Run Command: one JSON document on stdout."""
+    """What `gpucluster nodes` reads through SSM Run Command: one JSON document on stdout.
+    Of the record's replacements, only what it shows (each listed node's, each group's last):
+    the whole history outgrows the 24,000 characters SSM returns."""
     try:
         state = repair_state.load(state_file)
         nodes = list_nodes(run)
     except (repair_state.StateError, ScontrolError) as err:
         print(json.dumps({"error": str(err)}))
         return 1
+    listed = {node.instance_id for node in nodes}
+    last = {r.group: r for r in state.replacements}
+    shown = tuple(r for r in state.replacements if r.instance_id in listed or last[r.group] is r)
+    state = replace(state, replacements=shown)
     doc = {
         "nodes": [
             {
@@ -266,20 +277,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     action.add_argument("--report", action="store_true", help="print the nodes and the record as JSON")
     args = parser.parse_args(argv)
     runtime.configure_logging(args.verbose)
-    now = datetime.now(UTC)
     events = Events(args.events_file)
     if args.report:
         return report(run_command, args.state_file)
-    if args.clear_alert:
-        return clear_alert(args.state_file, now, events)
-    try:
-        settings = runtime.Settings(args, os.environ)
-        region, policy = settings.region(), policy_from(settings)
-    except runtime.SettingError as err:
-        LOG.error("%s", err)
-        return 2
-    clients = Clients(ec2=runtime.client("ec2", region), autoscaling=runtime.client("autoscaling", region))
-    return run_once(clients, run_command, now, policy, args.state_file, events)
+    # A person's --clear-alert and the timer's run each read, then rewrite the record.
+    with repair_state.locked(args.state_file):
+        if args.clear_alert:
+            return clear_alert(args.state_file, datetime.now(UTC), events)
+        try:
+            settings = runtime.Settings(args, os.environ)
+            region, policy = settings.region(), policy_from(settings)
+        except runtime.SettingError as err:
+            LOG.error("%s", err)
+            return 2
+        clients = Clients(runtime.client("ec2", region), runtime.client("autoscaling", region))
+        return run_once(clients, run_command, datetime.now(UTC), policy, args.state_file, events)
 
 
 if __name__ == "__main__":

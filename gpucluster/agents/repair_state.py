@@ -11,8 +11,11 @@ reports and stops on: starting over from an empty record would forget the bound.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -86,6 +89,17 @@ def load(path: Path = STATE_FILE) -> RepairState:
             f"{path} is not a node_repair record ({type(err).__name__}: {err}); move it aside "
             "to start a new record (the bound then counts from zero)"
         ) from err
+
+
+@contextmanager
+def locked(path: Path = STATE_FILE) -> Iterator[None]:
+    """Hold the record's lock, waiting for another holder: without it a run that read the
+    record before a person cleared the alert would write the alert back (or the clear would
+    drop that run's replacements from the bound)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.with_name(f"{path.name}.lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 def save(state: RepairState, path: Path = STATE_FILE) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -14,10 +15,11 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from gpucluster.agents import node_repair, repair_slurm, repair_state
-from gpucluster.agents.repair_decision import Policy
+from gpucluster.agents import node_repair, repair_decision, repair_slurm, repair_state
+from gpucluster.agents.repair_decision import Policy, RepairState, Replacement, Trip
 from gpucluster.agents.scontrol import CommandResult, slurm_time
 from gpucluster.bootstrap.node_logs import shipped_files
+from gpucluster.nodes.head_report import OUTPUT_LIMIT
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 from gpucluster.slurm.site import SlurmSite
 from tests.agent_scripts import run_from_bundle_copy, systemd_unit
@@ -175,6 +177,27 @@ def test_a_refused_terminate_is_not_recorded_and_retried(tmp_path):
     assert [r.instance_id for r in repair_state.load(state).replacements] == [SICK]
 
 
+class Killed(BaseException):
+    """systemd ending the run at TimeoutStartSec."""
+
+
+def test_a_replacement_is_kept_when_the_run_is_killed_right_after_it(tmp_path):
+    slurm = FakeSlurm(line(SICK, "IDLE+DRAIN", "prolog: nvidia-smi hung"))
+
+    def hangs_on_the_note(argv: Sequence[str]) -> CommandResult:
+        if list(argv[:2]) == ["scontrol", "update"]:
+            raise Killed
+        return slurm(argv)
+
+    aws = FakeAws()
+    aws.instances(running=[SICK])
+    aws.terminate_ok(SICK)
+    state = tmp_path / "state.json"
+    with aws, pytest.raises(Killed):
+        node_repair.run_once(aws.clients, hangs_on_the_note, NOW, Policy(), state, node_repair.Events(None))
+    assert [r.instance_id for r in repair_state.load(state).replacements] == [SICK]
+
+
 def test_an_unreadable_record_stops_the_agent_before_any_call(tmp_path, caplog):
     state = tmp_path / "state.json"
     state.write_text("{not json")
@@ -221,6 +244,20 @@ def test_the_alert_says_why_and_how_to_clear_it_and_clearing_resumes(tmp_path, c
     aws.check()
 
 
+def test_clearing_waits_for_a_run_that_holds_the_record(tmp_path):
+    state = tmp_path / "state.json"
+    repair_state.save(RepairState(tripped=Trip(NOW, "3 nodes failed")), state)
+    argv = ["--clear-alert", "--state-file", str(state), "--events-file", str(tmp_path / "events.log")]
+    with repair_state.locked(state):
+        clearing = threading.Thread(target=node_repair.main, args=(argv,))
+        clearing.start()
+        clearing.join(timeout=1)
+        assert clearing.is_alive()
+        assert repair_state.load(state).tripped is not None
+    clearing.join(timeout=10)
+    assert repair_state.load(state).tripped is None
+
+
 def test_the_report_is_one_json_document_of_nodes_and_record(tmp_path, capsys):
     state = tmp_path / "state.json"
     slurm = FakeSlurm(line(SICK, "IDLE+DRAIN", "healthcheck: GPU count 7, want 8"))
@@ -236,6 +273,22 @@ def test_the_report_is_one_json_document_of_nodes_and_record(tmp_path, capsys):
         }
     ]
     assert doc["replacements"] == [] and doc["tripped"] is None
+
+
+def test_the_report_stays_within_what_ssm_returns_however_long_the_record(tmp_path, capsys):
+    state = tmp_path / "state.json"
+    history = RepairState()
+    for n in range(repair_decision.HISTORY):
+        gone = f"i-{n:017x}"
+        reason = f"healthcheck: GPU count 7, want 8;fi_info hung (no answer in 8 s) {'x' * 80}"
+        history = history.record(Replacement(f"gpu-{gone}", "gpu", gone, NOW + timedelta(minutes=n), reason))
+    repair_state.save(history, state)
+    slurm = FakeSlurm(line(SICK, "IDLE"))
+    assert node_repair.report(slurm, state) == 0
+    out = capsys.readouterr().out
+    assert len(out) < OUTPUT_LIMIT
+    [last] = json.loads(out)["replacements"]
+    assert last["instance_id"] == f"i-{repair_decision.HISTORY - 1:017x}"
 
 
 def test_the_agent_runs_as_a_script_and_clears_as_one(tmp_path):

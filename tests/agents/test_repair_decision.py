@@ -45,6 +45,19 @@ def test_every_check_prefix_counts_and_anything_else_is_a_persons(prefix):
         drain_reason("gpu", "x")
 
 
+def test_slurms_drain_for_a_failed_prolog_is_the_prolog_checks():
+    # The Prolog is the health check; Slurm drains so when a hung probe outlived
+    # PrologEpilogTimeout before the check could drain with its own reason.
+    assert classify("Prolog error") == "check"
+    failed = node(1, reason="Prolog error")
+    assert actions(decide([failed], RepairState(), Policy(), NOW)) == {failed.name: "replace"}
+
+
+def test_a_prefix_no_check_of_ours_sets_is_a_persons():
+    # No Epilog check drains a node: a person's "epilog: ..." reason must keep the node.
+    assert classify("epilog: stuck job cleaned up by hand") == "person"
+
+
 def test_the_replaced_note_keeps_the_reason_and_its_kind():
     noted = replaced_reason("healthcheck: GPU count 7, want 8", "i-0123", "2026-12-04T21:00:00Z")
     assert noted == "healthcheck: GPU count 7, want 8; replaced i-0123 at 2026-12-04T21:00:00Z"

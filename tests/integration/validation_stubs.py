@@ -193,6 +193,13 @@ def write_failing_pingpong(directory: Path) -> Path:
     return directory
 
 
+# Test stand-in for pgrep: DCGM's nv-hostengine, which the dcgm-diag job looks for, runs.
+PGREP = r"""#!/bin/bash
+[[ "$*" == "-x nv-hostengine" ]] && exit 0
+exec /usr/bin/pgrep "$@"
+"""
+
+
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
@@ -211,4 +218,5 @@ def write_stubs(root: Path, efa_devices: int) -> dict[str, Path]:
     _write(dirs["mpi"] / "bin" / "mpirun", MPIRUN)
     _write(dirs["tools"] / "fi_pingpong", FI_PINGPONG.format(python=python))
     _write(dirs["dcgm"] / "dcgmi", DCGMI)
+    _write(dirs["dcgm"] / "pgrep", PGREP)
     return dirs

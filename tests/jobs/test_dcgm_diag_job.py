@@ -25,10 +25,19 @@ def job() -> str:
 
 
 class FakeComputeNode:
-    def __init__(self, root: Path, dcgm: str | None, dcgm_exit: int = 0, may_drain: bool = True):
+    def __init__(
+        self,
+        root: Path,
+        dcgm: str | None,
+        dcgm_exit: int = 0,
+        may_drain: bool = True,
+        hostengine_running: bool = True,
+    ):
         self.bin = root / "bin"
         self.bin.mkdir()
         self.calls = root / "calls"
+        running = 0 if hostengine_running else 1
+        self._stub("pgrep", f'[[ "$*" == "-x nv-hostengine" ]] && exit {running}; exit 1')
         if dcgm == "hang":
             self._stub("dcgmi", "trap '' TERM; sleep 30")
         elif dcgm is not None:
@@ -98,6 +107,16 @@ def test_node_without_dcgm_says_so_and_passes(tmp_path):
     result = node.run(job(), "node_diag")
     assert result.returncode == 0
     assert "result=skip reason=dcgmi is not installed on this image: no DCGM diagnostic" in result.stdout
+
+
+def test_node_whose_hostengine_is_not_running_is_skipped_not_drained(tmp_path):
+    refused = "Error: unable to establish a connection to the specified host: localhost"
+    node = FakeComputeNode(tmp_path, refused, dcgm_exit=255, hostengine_running=False)
+    result = node.run(job(), "node_diag", "3")
+    assert result.returncode == 0
+    assert "result=skip reason=nv-hostengine is not running: no DCGM diagnostic" in result.stdout
+    assert node.recorded("dcgmi") == []
+    assert node.recorded("scontrol") == []
 
 
 @pytest.mark.parametrize(("level", "minutes"), [(3, 63), (4, 243)])

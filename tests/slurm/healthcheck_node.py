@@ -27,6 +27,7 @@ class FakeNode:
         dcgm_report: str | None = None,
         dcgm_exit: int = 0,
         dcgm_bound: int | None = None,
+        hostengine_running: bool = True,
     ):
         """`dcgm_report`: what `dcgmi diag -j` prints (exiting `dcgm_exit`); None: no DCGM."""
         self.timeouts = timeouts or ProbeTimeouts()
@@ -56,6 +57,8 @@ class FakeNode:
             report.write_text(dcgm_report)
             self._stub("dcgmi", f"cat {report}; exit {dcgm_exit}")
             self._stub("nv-hostengine", "exit 0")
+            running = 0 if hostengine_running else 1
+            self._stub("pgrep", f'[[ "$*" == "-x nv-hostengine" ]] && exit {running}; exit 1')
         # The health check's PATH ends in /usr/bin: a stub keeps the host's systemd out of it.
         fabric = 0 if fabric_manager_active else 3
         self._stub(

@@ -99,6 +99,14 @@ class TestDcgmBeforeJoining:
             result.stdout
         )
 
+    def test_installed_dcgm_without_its_hostengine_is_skipped_not_failed(self, tmp_path):
+        refused = "Error: unable to establish a connection to the specified host: localhost"
+        fake = node(tmp_path, dcgm_report=refused, dcgm_exit=255, hostengine_running=False)
+        result = run_healthcheck(fake, CFG, "--pre-join")
+        assert result.returncode == 0, result.stdout
+        assert fake.recorded("dcgmi") == []
+        assert "DCGM's nv-hostengine is not running" in result.stdout
+
     def test_level_zero_turns_it_off(self, tmp_path):
         fake = node(tmp_path, dcgm_report=report(failing={"memory": {0}}))
         result = run_healthcheck(fake, with_join_level(0), "--pre-join")

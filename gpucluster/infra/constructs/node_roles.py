@@ -186,11 +186,13 @@ class NodeRoles(Construct):
                 ),
                 Allow(
                     # node_repair: a failed node's instance, terminated so its group replaces
-                    # it; only in groups tagged with this cluster (the ASG the instance is in).
+                    # it; only in this cluster's compute groups (the login group is no repair's).
                     sid="ReplaceFailedNodes",
                     actions=["autoscaling:TerminateInstanceInAutoScalingGroup"],
                     resource="*",
-                    conditions={"StringEquals": cluster_tag},
+                    conditions={
+                        "StringEquals": {**cluster_tag, f"aws:ResourceTag/{names.ROLE_TAG}": "compute"}
+                    },
                 ),
                 *(
                     [

@@ -141,12 +141,20 @@ def test_only_the_head_reads_metrics_and_no_node_writes_them(roles):
 def test_writes_are_limited_to_the_clusters_tagged_resources(roles):
     for role, sid in (
         ("head", "ResizeClusterGroups"),
-        ("head", "ReplaceFailedNodes"),
         ("compute", "CompleteOwnLaunch"),
         ("login", "ReportBootstrapFailure"),
     ):
         condition = _statements(roles, role)[sid]["Condition"]
         assert condition == {"StringEquals": {"aws:ResourceTag/gpucluster:cluster": "demo"}}
+
+
+def test_the_head_terminates_instances_only_in_the_clusters_compute_groups(roles):
+    assert _statements(roles, "head")["ReplaceFailedNodes"]["Condition"] == {
+        "StringEquals": {
+            "aws:ResourceTag/gpucluster:cluster": "demo",
+            "aws:ResourceTag/gpucluster:role": "compute",
+        }
+    }
 
 
 def test_the_head_terminates_instances_only_through_auto_scaling(roles):
