@@ -143,6 +143,8 @@ class SlurmCluster:
         return str(lib_dir)
 
     def add_node(self, index: int, instance_id: str) -> ComputeNode:
+        """A node in namespace `index`, which lives until the session ends: no two tests may
+        use one index (test files keep to their own: 3, 4, 6, 20-29, 30 and up)."""
         namespace, address = self.network.add_namespace(index)
         node = ComputeNode(
             cluster=self,

@@ -40,7 +40,8 @@ __all__ = ["job"]  # the torchrun job fixture, used by the training test below
 TIMEOUT = 60
 # Namespaces 1-6 are the session's and other tests'; replacements take the next ones, each
 # its own (a namespace lives until the session ends).
-NAMESPACES = itertools.count(7)
+# Namespaces live until the session ends, so replacements take indices no other file uses.
+NAMESPACES = itertools.count(30)
 GRACE = timedelta(minutes=10)
 
 

@@ -194,7 +194,8 @@ def test_explicit_plugstack_include_reaches_configless_nodes(cluster: SlurmClust
     cached = cluster.root / "spool" / name / "conf-cache"
     # fake_gpus.conf is the suite's stand-in for NVML (site_files.write_fake_nvml), not served.
     served = sorted(path.name for path in cached.iterdir() if path.name != "fake_gpus.conf")
-    assert served == ["cgroup.conf", "gres.conf", "plugstack.conf", "slurm.conf"]
+    # topology.conf: the head's seed (ec2, flat), which slurmctld serves beside the others.
+    assert served == ["cgroup.conf", "gres.conf", "plugstack.conf", "slurm.conf", "topology.conf"]
     assert (cached / "plugstack.conf").read_text() == cluster.root.joinpath(
         "etc", "plugstack.conf"
     ).read_text()

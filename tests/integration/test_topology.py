@@ -30,14 +30,15 @@ from tests.slurm.conf_text import conf_line_of
 pytestmark = pytest.mark.slurm
 
 # Namespaces 3 and 4 are other tests' spare nodes, 5 the login node's.
-EXTRA = {6: "i-0a1b2c3d4e5f60006", 7: "i-0a1b2c3d4e5f60007"}
+# Namespaces live until the session ends, so these indices are this file's alone (20-29).
+EXTRA = {21: "i-0a1b2c3d4e5f60021", 22: "i-0a1b2c3d4e5f60022"}
 # Two leaves under one spine, each holding one session node and one extra node, so the
 # first two nodes in name order (60001, 60002) are under different leaves.
 LEAVES = {
     "i-0a1b2c3d4e5f60001": "nn-leaf-a",
-    "i-0a1b2c3d4e5f60007": "nn-leaf-a",
+    "i-0a1b2c3d4e5f60022": "nn-leaf-a",
     "i-0a1b2c3d4e5f60002": "nn-leaf-b",
-    "i-0a1b2c3d4e5f60006": "nn-leaf-b",
+    "i-0a1b2c3d4e5f60021": "nn-leaf-b",
 }
 TIMEOUT = 30
 
@@ -206,7 +207,7 @@ def test_a_node_that_registers_with_its_topology_is_placed_at_once_and_leaves_wi
     node is under its leaf from its registration, a switch slurmctld did not know is created
     under the known spine, and `scontrol delete` takes the node out of every switch."""
     cluster = tree
-    node = cluster.add_node(8, "i-0a1b2c3d4e5f60008")
+    node = cluster.add_node(23, "i-0a1b2c3d4e5f60023")
     unit = "default:ec2:nn-top:nn-spine:nn-leaf-c"
     try:
         node.start(f"{conf_line_of(cluster.cfg, cluster.group)} Topology={unit}")
