@@ -56,7 +56,9 @@ def test_keys_that_mean_the_same_on_eks_are_kept():
 
 
 def test_an_existing_vpc_is_refused_on_eks():
-    [problem] = problems_for(lambda d: d["network"].update(vpc_id="vpc-0123456789abcdef0", subnet_id="subnet-0123456789abcdef0"))
+    [problem] = problems_for(
+        lambda d: d["network"].update(vpc_id="vpc-0123456789abcdef0", subnet_id="subnet-0123456789abcdef0")
+    )
     assert problem.startswith("network.vpc_id:") and "two zones" in problem
 
 
