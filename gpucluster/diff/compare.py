@@ -8,8 +8,8 @@ replaced resource, or to an attribute that moves on an in-place update (a launch
 template's LatestVersionNumber), is replaced with it. The guard fails when a resource
 that holds data, or the head node (a separate class: no data is lost, but running jobs
 pause while the controller restarts), or an EKS cluster or node group would be replaced
-or deleted, unless the user allowed that logical ID; it refuses a resource updated in place in a way its service
-cannot apply (property_rules: a file system that would shrink, EFA turned on), since that
+or deleted, unless the user allowed that logical ID; it refuses a resource updated in place
+in a way its service cannot apply (property_rules: a file system that would shrink, EFA turned on), since that
 deploy fails and rolls back whatever is allowed.
 """
 
