@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import aws_cdk as cdk
 
@@ -19,10 +19,11 @@ def add_eks_stack(
     *,
     env: cdk.Environment,
     description: str,
-    releases: Sequence[HelmRelease] = (),
+    releases: Callable[[EksStack], Sequence[HelmRelease]] | None = None,
 ) -> EksStack:
     """The EKS stack on the Network stack's VPC; it waits for the Storage stack, whose file
-    systems its pods mount. `releases`: the Helm charts CDK installs, in order."""
+    systems its pods mount. `releases`, given the built stack (its fsx_facts, node groups),
+    returns the Helm charts CDK installs, in order."""
     stack = EksStack(
         app,
         eks_stack_name(resolved),
@@ -32,9 +33,11 @@ def add_eks_stack(
         control_plane_subnet_ids=[subnet.ref_token for subnet in network.network.database_subnets],
         nodes_security_group_id=network.security_groups.nodes.att("GroupId"),
         efa_security_group_id=network.security_groups.efa.att("GroupId"),
-        releases=releases,
+        with_kubectl=releases is not None,
         env=env,
         description=f"{description}: EKS cluster and node groups",
     )
     stack.add_stack_dependency(storage, "pods mount the file systems")
+    for release in releases(stack) if releases is not None else ():
+        stack.add_helm_release(release)
     return stack

@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
+from pathlib import Path
 
 import aws_cdk as cdk
+import pytest
 import yaml
 
 from gpucluster.config.loader import parse_config
 from gpucluster.infra.eks.eks_stack import EksStack, HelmRelease
 from gpucluster.resolved import resolve
+from gpucluster.synth.nag import check
 from tests.conftest import REPO, resources_of
 
 EKS = yaml.safe_load((REPO / "examples" / "p5-eks-slinky.yaml").read_text())
 
 
-def eks_template(releases=(), change=lambda d: None, fsx=False):
+def eks_app(releases=(), change=lambda d: None, fsx=False, outdir=None):
     data = copy.deepcopy(EKS)
     change(data)
     resolved = resolve(parse_config(yaml.safe_dump(data), "c.yaml"))
-    app = cdk.App()
+    app = cdk.App(outdir=outdir)
     stack = EksStack(
         app,
         "eks",
@@ -29,22 +34,34 @@ def eks_template(releases=(), change=lambda d: None, fsx=False):
         control_plane_subnet_ids=["subnet-0123456789abcdef1", "subnet-0123456789abcdef2"],
         nodes_security_group_id="sg-0123456789abcdef0",
         efa_security_group_id="sg-0123456789abcdef1",
-        releases=releases,
+        with_kubectl=bool(releases),
         env=cdk.Environment(region="us-east-2"),
     )
+    for release in releases:
+        stack.add_helm_release(release)
     facts = stack.fsx_facts() if fsx else None
+    return app, facts
+
+
+def eks_template(releases=(), change=lambda d: None, fsx=False):
+    app, facts = eks_app(releases, change, fsx)
     return app.synth().get_stack_by_name("eks").template, facts
 
 
-def test_helm_releases_install_in_order_with_their_values(tmp_path):
+def releases(root):
     charts = []
     for name in ("crds", "operator"):
-        chart = tmp_path / name
+        chart = root / name
         (chart / "templates").mkdir(parents=True)
         (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 1.0.0\n")
         charts.append(
             HelmRelease(id=name.title(), chart_dir=chart, release=name, namespace="slinky", values={"x": 1})
         )
+    return charts
+
+
+def test_helm_releases_install_in_order_with_their_values(tmp_path):
+    charts = releases(tmp_path)
     template, _ = eks_template(charts)
     found = resources_of(template, "Custom::AWSCDK-EKS-HelmChart")
     by_release = {r["Properties"]["Release"]: (logical, r) for logical, r in found.items()}
@@ -83,3 +100,24 @@ def test_fsx_facts_come_from_the_storage_stacks_parameters():
     assert "/gpucluster/p5eks/storage/fsx_dns_name" in parameters
     assert "/gpucluster/p5eks/storage/fsx_mount_name" in parameters
     assert facts is not None and cdk.Token.is_unresolved(facts.file_system_id)
+
+
+def test_with_releases_the_stack_is_nag_and_cfn_lint_clean(tmp_path):
+    app, _ = eks_app(releases(tmp_path / "charts"), outdir=str(tmp_path / "out"))
+    assembly = Path(app.synth().directory)
+    check(assembly)  # NagFindings on any unacknowledged finding of the kubectl provider
+    cfn_lint = Path(sys.executable).parent / "cfn-lint"
+    run = subprocess.run(
+        [str(cfn_lint), "--format", "parseable", str(assembly / "eks.template.json")],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_a_release_needs_a_stack_built_with_kubectl(tmp_path):
+    app, _ = eks_app()
+    stack = app.node.find_child("eks")
+    assert isinstance(stack, EksStack)
+    with pytest.raises(ValueError, match="with_kubectl"):
+        stack.add_helm_release(releases(tmp_path)[0])
