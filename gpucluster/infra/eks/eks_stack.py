@@ -24,6 +24,7 @@ from constructs import Construct
 from gpucluster.infra.constructs.launch_settings import NodeLaunch, node_launch_template, node_tags
 from gpucluster.infra.constructs.nag import acknowledge
 from gpucluster.infra.eks.add_ons import add_ons
+from gpucluster.infra.eks.kubectl import acknowledge_kubectl_provider, kubectl_provider_options
 from gpucluster.infra.eks.node_groups import AL2023_ROOT_DEVICE, GpuNodeGroup, GpuNodeGroupProps
 from gpucluster.infra.eks.versions import KUBERNETES_VERSION, SYSTEM_INSTANCE_TYPE, SYSTEM_NODE_COUNT
 from gpucluster.resolved import ResolvedCluster
@@ -81,13 +82,9 @@ class EksStack(cdk.Stack):
             ec2.Subnet.from_subnet_id(self, f"ControlPlaneSubnet{index}", subnet)
             for index, subnet in enumerate(control_plane_subnet_ids, start=1)
         ]
-        # aws_eks_v2 needs a kubectl provider (a Lambda function with kubectl and helm) only
-        # to apply manifests and charts through CloudFormation; without releases there is none.
-        kubectl = None
-        if with_kubectl:
-            from aws_cdk.lambda_layer_kubectl_v35 import KubectlV35Layer
-
-            kubectl = eks.KubectlProviderOptions(kubectl_layer=KubectlV35Layer(self, "KubectlLayer"))
+        # aws_eks_v2 needs a kubectl provider only to apply manifests and charts through
+        # CloudFormation; without releases there is none.
+        kubectl = kubectl_provider_options(self) if with_kubectl else None
         self.cluster = eks.Cluster(
             self,
             "Cluster",
@@ -157,7 +154,7 @@ class EksStack(cdk.Stack):
         }
         self._last_release: eks.HelmChart | None = None
         if with_kubectl:
-            _acknowledge_kubectl_provider(self)
+            acknowledge_kubectl_provider(self.cluster, self.region)
 
     def add_helm_release(self, release: HelmRelease) -> eks.HelmChart:
         """Install `release` after every release added before it (CRDs first, then the
@@ -235,51 +232,3 @@ class EksStack(cdk.Stack):
 
 def eks_stack_name(resolved: ResolvedCluster) -> str:
     return f"{resolved.name}-eks"
-
-
-def _acknowledge_kubectl_provider(stack: EksStack) -> None:
-    """aws_eks_v2's kubectl provider: Lambda functions and roles that CDK builds and versions;
-    their policies are CDK's, not ours to pick. Acknowledged per finding (cdk-nag 3)."""
-    provider = stack.cluster.kubectl_provider
-    assert provider is not None
-    policy = "Policy::arn:<AWS::Partition>:iam::aws:policy/"
-    ecr_public = (
-        'Policy::{"Fn::If":["ClusterKubectlProviderHandlerHasEcrPublic69E09706",{"Fn::Join":["",["arn:",'
-        '{"Ref":"AWS::Partition"},":iam::aws:policy/AmazonElasticContainerRegistryPublicReadOnly"]]},'
-        '{"Ref":"AWS::NoValue"}]}'
-    )
-    acknowledge(
-        stack.cluster,
-        "IAM4",
-        "CDK's kubectl provider runs with AWS's Lambda execution policies and pulls its image "
-        "layer read-only; aws-cdk-lib builds these roles",
-        findings=(
-            f"{policy}service-role/AWSLambdaBasicExecutionRole",
-            f"{policy}service-role/AWSLambdaVPCAccessExecutionRole",
-            f"{policy}AmazonEC2ContainerRegistryReadOnly",
-            ecr_public,
-        ),
-    )
-    acknowledge(
-        stack.cluster,
-        "IAM5",
-        "CDK's kubectl provider reads the chart assets CDK stages in the bootstrap bucket, and its "
-        "framework function invokes the handler's versions",
-        findings=(
-            "Action::s3:GetBucket*",
-            "Action::s3:GetObject*",
-            "Action::s3:List*",
-            f"Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-{stack.region}/*",
-            "Resource::<ClusterKubectlProviderHandler2E05C68A.Arn>:*",
-        ),
-    )
-    # CDK writes a DependsOn on each provider function's role beside the GetAtt that already
-    # orders them (cfn-lint W3005); harmless, and not ours to rewrite.
-    for child in provider.node.find_all():
-        if isinstance(child, cdk.CfnResource) and child.cfn_resource_type == "AWS::Lambda::Function":
-            child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3005"]}})
-    acknowledge(
-        stack.cluster,
-        "L1",
-        "the kubectl provider's Lambda runtime is the one the aws-cdk-lib release that builds it pins",
-    )
