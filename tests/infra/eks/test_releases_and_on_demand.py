@@ -97,8 +97,8 @@ def test_on_demand_group_runs_count_nodes_without_a_block():
 def test_fsx_facts_come_from_the_storage_stacks_parameters():
     template, facts = eks_template(fsx=True)
     parameters = {p["Default"] for p in template["Parameters"].values() if "Default" in p}
-    assert "/gpucluster/p5eks/storage/fsx_dns_name" in parameters
-    assert "/gpucluster/p5eks/storage/fsx_mount_name" in parameters
+    written = resolve(parse_config(yaml.safe_dump(EKS), "c.yaml")).names.storage_parameters
+    assert {written["fsx_dns_name"], written["fsx_mount_name"]} <= parameters
     assert facts is not None and cdk.Token.is_unresolved(facts.file_system_id)
 
 
