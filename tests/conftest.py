@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 # Capacity Blocks in the examples must not expire with the calendar: every test (and
 # every subprocess it starts) judges them at this fixed time. Tests of expiry pass `now=`.
@@ -26,7 +27,17 @@ from tests.aws.stubs import aws as aws  # noqa: E402
 from tests.aws.stubs import moto_aws as moto_aws  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+
+
+def _orchestrator(path: Path) -> str:
+    return str(yaml.safe_load(path.read_text()).get("orchestrator", "ec2"))
+
+
+# The EC2 examples: what most suites check (head node, user data, Slurm files) exists only
+# there. The EKS examples have their own session fixture (tests/infra/eks).
+ALL_EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+EXAMPLES = [path for path in ALL_EXAMPLES if _orchestrator(path) == "ec2"]
+EKS_EXAMPLES = [path for path in ALL_EXAMPLES if _orchestrator(path) == "eks"]
 EXAMPLE_NAMES = [path.stem for path in EXAMPLES]
 
 

@@ -17,6 +17,8 @@ from gpucluster.config.image import ImageConfig
 from gpucluster.config.monitoring import MonitoringConfig
 from gpucluster.config.network import NetworkConfig
 from gpucluster.config.nodes import ComputeGroupConfig, HeadNodeConfig, LoginNodesConfig
+from gpucluster.config.orchestrator import Orchestrator
+from gpucluster.config.orchestrator import refusal as orchestrator_refusal
 from gpucluster.config.rest_api import RestApiConfig
 from gpucluster.config.software import SoftwareConfig
 from gpucluster.config.storage import StorageConfig
@@ -41,6 +43,11 @@ class ClusterConfig(StrictModel):
     availability_zone: str = Field(description="EFA and Capacity Blocks are single-AZ: everything runs here.")
     account: AccountId | None = Field(
         default=None, description="AWS account id; null deploys to the CLI's account."
+    )
+    orchestrator: Orchestrator = Field(
+        default="ec2",
+        description="ec2: a Slurm head node, login nodes and Auto Scaling groups; eks: an EKS cluster "
+        "whose managed node groups carry the compute groups, Slurm running in it through Slinky.",
     )
     network: NetworkConfig = Field(default_factory=NetworkConfig)
     image: ImageConfig = Field(default_factory=ImageConfig)
@@ -112,6 +119,9 @@ class ClusterConfig(StrictModel):
                 f"{self.availability_zone} is not in region {self.region}; use the region name "
                 "plus a letter, e.g. " + f"{self.region}a",
             )
+        refused = orchestrator_refusal(self)
+        if refused:
+            raise fail_at(*refused)
         names = [group.name for group in self.compute_groups]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -159,6 +169,8 @@ class ClusterConfig(StrictModel):
     def warnings(self) -> list[str]:
         """Legal but risky choices: printed by `validate` and `synth`, never fatal."""
         notes: list[str] = []
+        if self.orchestrator != "ec2":  # the image notes speak of the EC2 nodes' AMI
+            return notes
         if self.image.ami_id is None:
             notes.append(
                 "image.ami_id: not pinned; the AMI follows the SSM parameter at every deploy and a "

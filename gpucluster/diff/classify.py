@@ -1,6 +1,6 @@
 """One resource on both sides of a diff, classified from its own properties and the
 CloudFormation resource schema: what changed, what forces a replacement, what may,
-whether it holds data, whether it is the head node."""
+whether it holds data, whether it is the head node, an EKS cluster or node group."""
 
 from __future__ import annotations
 
@@ -29,6 +29,24 @@ def is_head_node(logical_id: str, resource: dict[str, Any]) -> bool:
     """The Cluster stack's only standalone instance; CDK starts its logical ID with the
     construct id (names.HEAD_NODE_ID), which is kept fixed for that reason."""
     return resource.get("Type") == HEAD_NODE_TYPE and logical_id.startswith(HEAD_NODE_ID)
+
+
+# What replacing an EKS cluster or node group stops, for the diff to call out the way it calls
+# out the head node. Which properties replace them comes from their resource schemas (the
+# CloudFormation pages for AWS::EKS::Cluster and AWS::EKS::Nodegroup mark the same ones
+# "Update requires: Replacement": a cluster's Name, RoleArn, EncryptionConfig; a node group's
+# AmiType, CapacityType, InstanceTypes, NodeRole, NodegroupName, Subnets ...).
+EKS_REPLACEMENTS = {
+    "AWS::EKS::Cluster": "the EKS cluster will be replaced: a new control plane; every node group, "
+    "Slurm pod and running job goes with the old one",
+    "AWS::EKS::Nodegroup": "the node group will be replaced: its nodes are drained and terminated, "
+    "running jobs on them end, and a Capacity Block group's new nodes wait for the old ones' slots",
+}
+
+
+def eks_replacement(resource: dict[str, Any]) -> str | None:
+    """What replacing `resource` stops, when it is an EKS cluster or node group; else None."""
+    return EKS_REPLACEMENTS.get(str(resource.get("Type")))
 
 
 def is_munge_key_pointer(resource: dict[str, Any]) -> bool:

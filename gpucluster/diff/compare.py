@@ -7,15 +7,22 @@ property is a replacement, and a resource whose create-only property refers to a
 replaced resource, or to an attribute that moves on an in-place update (a launch
 template's LatestVersionNumber), is replaced with it. The guard fails when a resource
 that holds data, or the head node (a separate class: no data is lost, but running jobs
-pause while the controller restarts), would be replaced or deleted, unless the user
-allowed that logical ID; it refuses a resource updated in place in a way its service
-cannot apply (property_rules: a file system that would shrink, EFA turned on), since that
+pause while the controller restarts), or an EKS cluster or node group would be replaced
+or deleted, unless the user allowed that logical ID; it refuses a resource updated in place
+in a way its service cannot apply (property_rules: a file system that would shrink, EFA turned on), since that
 deploy fails and rolls back whatever is allowed.
 """
 
 from __future__ import annotations
 
-from gpucluster.diff.classify import Assessment, assess, is_head_node, is_munge_key_pointer, is_stateful
+from gpucluster.diff.classify import (
+    Assessment,
+    assess,
+    eks_replacement,
+    is_head_node,
+    is_munge_key_pointer,
+    is_stateful,
+)
 from gpucluster.diff.normalize import normalize_template
 from gpucluster.diff.property_rules import Refusal, refusals
 from gpucluster.diff.replacements import StackState, follow_replacements
@@ -67,6 +74,7 @@ def _stack_diff(state: StackState, allow: frozenset[str]) -> StackDiff:
                 is_stateful(resource),
                 allowed=allowed(logical_id),
                 head_node=is_head_node(logical_id, resource),
+                eks_replacement=eks_replacement(resource),
             )
         )
     for logical_id in sorted(new.keys() - old.keys()):
@@ -94,6 +102,7 @@ def _stack_diff(state: StackState, allow: frozenset[str]) -> StackDiff:
                 allowed=allowed(logical_id),
                 head_node=is_head_node(logical_id, a.before) or is_head_node(logical_id, a.after),
                 munge_key=is_munge_key_pointer(a.after),
+                eks_replacement=eks_replacement(a.before) or eks_replacement(a.after),
                 refusals=_refused(logical_id, a),
             )
         )

@@ -38,6 +38,8 @@ class ResourceChange:
     head_node: bool = False
     # The parameter that names the munge key's secret (classify.is_munge_key_pointer).
     munge_key: bool = False
+    # An EKS cluster or node group: what replacing it stops (classify.eks_replacement).
+    eks_replacement: str | None = None
     # Updated in place, but in a way the service refuses (property_rules): the deploy fails.
     refusals: tuple[Refusal, ...] = ()
 
@@ -57,6 +59,12 @@ class ResourceChange:
         return self.head_node and risky
 
     @property
+    def replaces_eks(self) -> bool:
+        """An EKS cluster or node group would be (or may be) replaced or deleted."""
+        risky = self.kind in (ChangeKind.REPLACED, ChangeKind.DELETED) or bool(self.may_replace)
+        return self.eks_replacement is not None and risky
+
+    @property
     def changes_munge_key(self) -> bool:
         """Nodes would read another munge key: those booted before the deploy keep the old one
         and cannot authenticate to those booted after, until every node re-runs its bootstrap."""
@@ -70,7 +78,7 @@ class ResourceChange:
     def guarded(self) -> bool:
         """A change CI stops on unless allowed: data at risk, the head node replaced, or a new
         munge key for the nodes."""
-        return self.endangers_data or self.replaces_head or self.changes_munge_key
+        return self.endangers_data or self.replaces_head or self.replaces_eks or self.changes_munge_key
 
     @property
     def blocks(self) -> bool:
@@ -106,7 +114,7 @@ class DiffReport:
     @property
     def exit_code(self) -> int:
         """2 when the update cannot deploy at all (bad input: no allowance helps), 1 when it
-        would lose data or replace the head node, else 0."""
+        would lose data, replace the head node or an EKS cluster or node group, else 0."""
         if self.refusals:
             return 2
         return 1 if self.blocking else 0

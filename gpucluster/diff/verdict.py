@@ -29,6 +29,12 @@ def findings(report: DiffReport) -> list[str]:
                 f"--allow-replace {change.logical_id}"
             )
             continue
+        if change.replaces_eks and not change.endangers_data:
+            lines.append(
+                f"[bold red]{change.stack}/{change.logical_id}: {change.eks_replacement}.[/] If that is "
+                f"intended, re-run with --allow-replace {change.logical_id}"
+            )
+            continue
         if not change.endangers_data:
             lines.append(
                 f"[bold red]{change.stack}/{change.logical_id}: {HEAD_REPLACEMENT}.[/] No data is "
@@ -72,6 +78,8 @@ def _allowed_line(change: ResourceChange) -> str:
     where = f"{change.stack}/{change.logical_id} ({change.resource_type})"
     if change.changes_munge_key and not change.endangers_data:
         return f"[bold yellow]allowed by --allow-replace: {where}: {MUNGE_KEY_CHANGE}[/]"
+    if change.replaces_eks and not change.endangers_data:
+        return f"[bold yellow]allowed by --allow-replace: {where}: {change.eks_replacement}[/]"
     if not change.endangers_data:
         return f"[bold yellow]allowed by --allow-replace: {where}: {HEAD_REPLACEMENT}[/]"
     if change.kind == ChangeKind.RETAINED:

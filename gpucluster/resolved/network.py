@@ -25,8 +25,9 @@ class ResolvedNetwork:
     cidr: ipaddress.IPv4Network
     public_subnet: ipaddress.IPv4Network
     node_subnet: ipaddress.IPv4Network
-    # accounting.database in a created VPC: (block, zone) of the database's subnet in the
-    # cluster's zone, then of the spare one in the second zone; () otherwise.
+    # accounting.database or orchestrator eks in a created VPC: (block, zone) of the subnet in
+    # the cluster's zone, then of the spare one in the second zone; () otherwise. The database's
+    # subnet group and the EKS control plane both take these two.
     database_subnets: tuple[tuple[ipaddress.IPv4Network, str], ...]
 
 
@@ -48,10 +49,14 @@ def _database_subnets(
     cfg: ClusterConfig, public: ipaddress.IPv4Network
 ) -> tuple[tuple[ipaddress.IPv4Network, str], ...]:
     database = None if cfg.accounting is None else cfg.accounting.database
-    if database is None or cfg.network.vpc_id is not None:
+    # An EKS control plane needs subnets in two zones as well (EKS user guide, "View Amazon
+    # EKS networking requirements"): on EKS these two subnets are always laid out.
+    two_zones = database is not None or cfg.orchestrator == "eks"
+    if not two_zones or cfg.network.vpc_id is not None:
         return ()
     size = 2 ** (32 - DATABASE_SUBNET_PREFIX)
     start = -(-(int(public.broadcast_address) + 1) // size) * size  # aligned to its own size
     first, second = (ipaddress.IPv4Network((start + i * size, DATABASE_SUBNET_PREFIX)) for i in (0, 1))
-    spare_zone = second_zone(cfg.region, cfg.availability_zone, database.second_availability_zone)
+    chosen = database.second_availability_zone if database is not None else None
+    spare_zone = second_zone(cfg.region, cfg.availability_zone, chosen)
     return ((first, cfg.availability_zone), (second, spare_zone))

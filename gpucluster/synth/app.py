@@ -128,6 +128,11 @@ def _add_stacks(app: cdk.App, resolved: ResolvedCluster, node_files: NodeFiles) 
         env=env,
         description=f"{description}: file systems and the munge key (retained)",
     )
+    if cfg.orchestrator == "eks":
+        from gpucluster.infra.eks.build import add_eks_stack
+
+        add_eks_stack(app, resolved, network, storage, env=env, description=description)
+        return
     ClusterStack(
         app,
         stack_names["cluster"],

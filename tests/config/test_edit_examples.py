@@ -19,9 +19,10 @@ from gpucluster.config.capacity import CapacityBlockCapacity
 from gpucluster.config.loader import load_config
 from tests.aws.buying import run
 from tests.aws.stubs import StubbedAws
+from tests.conftest import EXAMPLES as EC2_EXAMPLES
 from tests.conftest import REPO
 
-EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))  # `ami pin` takes EC2_EXAMPLES: it writes image.*
 START = datetime(2027, 8, 2, 11, 30, tzinfo=UTC)
 END = datetime(2027, 8, 9, 11, 30, tzinfo=UTC)
 OFFERING = "cb-0123456789abcdef0"
@@ -160,7 +161,7 @@ def _image_answer(aws: StubbedAws, region: str, ami: str) -> None:
     )
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("example", EC2_EXAMPLES, ids=lambda p: p.stem)
 def test_ami_pin_changes_only_the_ami(aws: StubbedAws, example: Path, tmp_path: Path) -> None:
     path = _copy(example, tmp_path)
     before = path.read_text()
@@ -178,7 +179,7 @@ def test_ami_pin_changes_only_the_ami(aws: StubbedAws, example: Path, tmp_path: 
     assert load_config(path).image.ami_id == AMI
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("example", EC2_EXAMPLES, ids=lambda p: p.stem)
 def test_ami_pin_kernel_from_cluster_changes_only_the_image(
     aws: StubbedAws, example: Path, tmp_path: Path
 ) -> None:

@@ -29,14 +29,16 @@ class EfaLaunchTemplateProps:
     instance_type: str
     # Every network interface, in order: the primary alone without EFA (ResolvedGroup.interfaces).
     interfaces: tuple[InterfaceSlot, ...]
-    image_id: str
-    instance_profile_arn: str
+    # None: an EKS managed node group supplies image, profile and user data (NodeLaunch).
+    image_id: str | None
+    instance_profile_arn: str | None
     security_group_ids: list[str]
-    user_data: str
+    user_data: str | None
     root_volume_gib: int
     capacity: CapacityTarget
     placement_group_name: str | None
     tags: dict[str, str]
+    root_device_name: str = "/dev/sda1"
 
 
 class EfaLaunchTemplate(Construct):
@@ -60,5 +62,6 @@ class EfaLaunchTemplate(Construct):
             tags=props.tags,
             tagged=("instance", "volume", "network-interface"),
             gpu=gpu,
+            root_device_name=props.root_device_name,
         )
         self.template = node_launch_template(self, "Template", launch)

@@ -50,17 +50,21 @@ class NodeLaunch:
     """A node's launch template. Every node gets IMDSv2 only, an encrypted gp3 root and its
     `tags` on each kind of resource it launches (`tagged`)."""
 
-    image_id: str
+    # None for image, profile and user data: an EKS managed node group supplies its own (it
+    # refuses a template with an instance profile, and merges its bootstrap into user data).
+    image_id: str | None
     instance_type: str
-    instance_profile_arn: str
+    instance_profile_arn: str | None
     root_volume_gib: int
-    user_data: str
+    user_data: str | None
     tags: dict[str, str]
     tagged: tuple[str, ...]
     # In the template when an Auto Scaling group launches the node; a standalone
     # instance sets its own.
     security_group_ids: list[str] | None = None
     gpu: GpuLaunch | None = None
+    # The image's root device: Ubuntu's DLAMI boots from /dev/sda1, the EKS AL2023 AMIs from /dev/xvda.
+    root_device_name: str = "/dev/sda1"
 
 
 def node_launch_template(scope: Construct, id: str, launch: NodeLaunch) -> Resource:
@@ -72,10 +76,12 @@ def node_launch_template(scope: Construct, id: str, launch: NodeLaunch) -> Resou
         "VolumeSize": launch.root_volume_gib,
         "VolumeType": "gp3",
     }
-    data: dict[str, Any] = {
-        "BlockDeviceMappings": [{"DeviceName": "/dev/sda1", "Ebs": root}],
-        "IamInstanceProfile": {"Arn": launch.instance_profile_arn},
-        "ImageId": launch.image_id,
+    data: dict[str, Any] = {"BlockDeviceMappings": [{"DeviceName": launch.root_device_name, "Ebs": root}]}
+    if launch.instance_profile_arn is not None:
+        data["IamInstanceProfile"] = {"Arn": launch.instance_profile_arn}
+    if launch.image_id is not None:
+        data["ImageId"] = launch.image_id
+    data |= {
         "InstanceType": launch.instance_type,
         # Hop limit 2 lets containers on the node reach instance metadata;
         # instance tags in metadata give the bootstrap its Auto Scaling group name.
@@ -86,8 +92,9 @@ def node_launch_template(scope: Construct, id: str, launch: NodeLaunch) -> Resou
             "InstanceMetadataTags": "enabled",
         },
         "TagSpecifications": [{"ResourceType": kind, "Tags": tag_list} for kind in launch.tagged],
-        "UserData": {"Fn::Base64": launch.user_data},
     }
+    if launch.user_data is not None:
+        data["UserData"] = {"Fn::Base64": launch.user_data}
     if launch.security_group_ids is not None:
         data["SecurityGroupIds"] = launch.security_group_ids
     gpu = launch.gpu
