@@ -1,0 +1,155 @@
+"""The `slurm` chart's values for a cluster: one NodeSet per compute group, a LoginSet, the
+controller's state on EBS, the REST API, partitions, gres.conf and plugstack.conf.
+
+Every per-group fact comes from the EC2 path's functions, so a node registers on EKS as it
+does on EC2: the slurmd `--conf` line (Gres, features, memory, socket layout) is
+node_conf.slurmd_conf_line, the partitions are slurm.partitions, plugstack.conf is the
+controller's own. The container limits are the catalog's GPU count and the group's EFA
+interface count (resolved.groups), the counts the device plugins advertise per node.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpucluster.eks import images, labels
+from gpucluster.eks.storage import FSX_CLAIM, FSX_VOLUME, STATE_STORAGE_CLASS
+from gpucluster.resolved import ResolvedCluster, ResolvedGroup
+from gpucluster.slurm.conf import plugstack_dir, render_slurm_files, slurmd_conf_line
+from gpucluster.slurm.partitions import partitions
+from gpucluster.slurm.site import SlurmSite
+
+GPU_RESOURCE = "nvidia.com/gpu"
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+# slurmctld's StateSaveLocation volume (the chart's default size).
+STATE_SIZE = "4Gi"
+# The -pyxis images' build of Slurm (Slurm's debian/rules) has no NVML, so gpu/nvml does not
+# exist there; gpu/nvidia reads the driver's /proc and /dev files and needs no library.
+GRES_CONF = "AutoDetect=nvidia\n"
+SITE = SlurmSite()
+
+
+def gpu_limits(group: ResolvedGroup) -> dict[str, int]:
+    """The slurmd container's limits: every GPU and every EFA interface of the node, as the
+    NVIDIA and EFA device plugins count them. Fewer would hide devices Slurm's Gres counts."""
+    limits = {GPU_RESOURCE: group.instance.gpu_count}
+    if group.efa_count:
+        limits[EFA_RESOURCE] = group.efa_count
+    return limits
+
+
+def nodeset_name(group: ResolvedGroup) -> str:
+    return group.name
+
+
+def plugstack_conf(resolved: ResolvedCluster) -> str:
+    files = render_slurm_files(resolved, SITE)
+    if f"include {images.PYXIS_PLUGSTACK_INCLUDE}" not in files.plugstack_conf.splitlines():
+        raise ValueError(
+            f"plugstack.conf includes {plugstack_dir(SITE)}, not the -pyxis images' "
+            f"{images.PYXIS_PLUGSTACK_INCLUDE}"
+        )
+    return files.plugstack_conf
+
+
+def _fsx_mounts(resolved: ResolvedCluster) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    fsx = resolved.config.storage.fsx_lustre
+    if fsx is None:
+        return [], []
+    volumes = [{"name": FSX_VOLUME, "persistentVolumeClaim": {"claimName": FSX_CLAIM}}]
+    return volumes, [{"name": FSX_VOLUME, "mountPath": fsx.mount_point}]
+
+
+def _system_pod() -> dict[str, Any]:
+    return {"nodeSelector": labels.system_labels()}
+
+
+def nodeset_values(resolved: ResolvedCluster, group: ResolvedGroup) -> dict[str, Any]:
+    version = resolved.slurm.version
+    volumes, mounts = _fsx_mounts(resolved)
+    return {
+        "enabled": True,
+        "replicas": group.config.count,
+        "slurmd": {
+            "image": images.slurm_image(f"slurmd{images.PYXIS_SUFFIX}", version).values(),
+            "resources": {"limits": gpu_limits(group)},
+            "volumeMounts": mounts,
+        },
+        "logfile": {"image": images.alpine().values()},
+        "extraConf": slurmd_conf_line(resolved, group),
+        "podSpec": {
+            "nodeSelector": labels.compute_group_labels(group.name),
+            "tolerations": [taint.toleration() for taint in labels.compute_group_taints(group.name)],
+            "volumes": volumes,
+        },
+    }
+
+
+def _partitions(resolved: ResolvedCluster) -> dict[str, Any]:
+    by_ec2_nodeset = {f"ns_{group.name}": nodeset_name(group) for group in resolved.groups}
+    result: dict[str, Any] = {}
+    for part in partitions(resolved):
+        result[part.name] = {
+            "enabled": True,
+            "nodesets": [by_ec2_nodeset[name] for name in part.nodesets],
+            "configMap": {
+                "Default": "YES" if part.default else "NO",
+                "DefCpuPerGPU": str(part.def_cpu_per_gpu),
+                "DefMemPerGPU": str(part.def_mem_per_gpu),
+                "DefaultTime": part.default_time,
+                "MaxTime": part.max_time,
+            },
+        }
+    return result
+
+
+def slurm_values(resolved: ResolvedCluster) -> dict[str, Any]:
+    """Values for the vendored `slurm` chart."""
+    version = resolved.slurm.version
+    volumes, mounts = _fsx_mounts(resolved)
+    return {
+        "clusterName": resolved.name,
+        "configFiles": {"gres.conf": GRES_CONF, "plugstack.conf": plugstack_conf(resolved)},
+        "controller": {
+            "slurmctld": {"image": images.slurm_image("slurmctld", version).values()},
+            "reconfigure": {"image": images.slurm_image("slurmctld", version).values()},
+            "logfile": {"image": images.alpine().values()},
+            "extraConfMap": {"GresTypes": "gpu"},
+            "persistence": {
+                "enabled": True,
+                "storageClassName": STATE_STORAGE_CLASS,
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": STATE_SIZE}},
+            },
+            "podSpec": _system_pod(),
+        },
+        "restapi": {
+            "slurmrestd": {"image": images.slurm_image("slurmrestd", version).values()},
+            "podSpec": _system_pod(),
+        },
+        "loginsets": {
+            "login": {
+                "enabled": True,
+                "replicas": resolved.config.login_nodes.count,
+                "login": {
+                    "image": images.slurm_image(f"login{images.PYXIS_SUFFIX}", version).values(),
+                    "volumeMounts": mounts,
+                },
+                "initconf": {"image": images.alpine().values()},
+                "podSpec": {**_system_pod(), "volumes": volumes},
+                # Reached from inside the VPC only; the chart's default is a public load balancer.
+                "service": {"spec": {"type": "ClusterIP"}},
+            }
+        },
+        "nodesets": {nodeset_name(group): nodeset_values(resolved, group) for group in resolved.groups},
+        "partitions": _partitions(resolved),
+    }
+
+
+def operator_values() -> dict[str, Any]:
+    """Values for the vendored `slurm-operator` chart; its CRDs come from their own chart."""
+    return {
+        "crds": {"enabled": False},
+        "operator": {"nodeSelector": labels.system_labels()},
+        "webhook": {"nodeSelector": labels.system_labels()},
+    }
