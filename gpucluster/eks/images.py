@@ -2,9 +2,9 @@
 
 SlinkyProject/containers tags each build `<version>-<flavor>` and `<major.minor>-<flavor>`
 (schedmd/slurm/docker-bake.hcl, format_tag); the full version is the pin. The `-pyxis`
-variants of slurmd and login add Enroot and Pyxis and link the Pyxis plugin's config to
-PYXIS_PLUGSTACK_INCLUDE (schedmd/slurm/25.11/ubuntu24.04/Dockerfile.pyxis); without them a
-`--container-image` job silently runs outside any container.
+variants of slurmd and login add Enroot and Pyxis, whose package installs PYXIS_CONF
+(schedmd/slurm/25.11/ubuntu24.04/Dockerfile.pyxis); without them a `--container-image` job
+silently runs outside any container.
 """
 
 from __future__ import annotations
@@ -13,8 +13,12 @@ from dataclasses import dataclass
 
 REGISTRY = "ghcr.io/slinkyproject"
 FLAVOR = "ubuntu24.04"
-# Where the -pyxis images put Pyxis's plugstack file: plugstack.conf must include this path.
-PYXIS_PLUGSTACK_INCLUDE = "/etc/slurm/plugstack.conf.d/pyxis.conf"
+# Pyxis's plugstack file in the -pyxis images (the Pyxis .deb's; the Dockerfile links it).
+PYXIS_CONF = "/usr/share/pyxis/pyxis.conf"
+# plugstack.conf's include. A glob, unlike the EC2 path's explicit include: slurmctld reads
+# plugstack.conf too, its image has no Pyxis, and an include of a missing file stops it,
+# while a glob that matches nothing does not (Slinky v1.2.1 docs/usage/pyxis.md).
+PYXIS_PLUGSTACK_GLOB = "/usr/share/pyxis/*"
 PYXIS_SUFFIX = "-pyxis"
 # The chart's log sidecars and login init container; alpine's release, not `latest`.
 ALPINE = "docker.io/library/alpine"

@@ -3,9 +3,10 @@ controller's state on EBS, the REST API, partitions, gres.conf and plugstack.con
 
 Every per-group fact comes from the EC2 path's functions, so a node registers on EKS as it
 does on EC2: the slurmd `--conf` line (Gres, features, memory, socket layout) is
-node_conf.slurmd_conf_line, the partitions are slurm.partitions, plugstack.conf is the
-controller's own. The container limits are the catalog's GPU count and the group's EFA
-interface count (resolved.groups), the counts the device plugins advertise per node.
+node_conf.slurmd_conf_line and the partitions are slurm.partitions. The container limits
+are the catalog's GPU count and the group's EFA interface count (resolved.groups), the
+counts the device plugins advertise per node. gres.conf and plugstack.conf differ from the
+EC2 path's, for the reasons given where they are defined.
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ from typing import Any
 from gpucluster.eks import images, labels
 from gpucluster.eks.storage import FSX_CLAIM, FSX_VOLUME, STATE_STORAGE_CLASS
 from gpucluster.resolved import ResolvedCluster, ResolvedGroup
-from gpucluster.slurm.conf import plugstack_dir, render_slurm_files, slurmd_conf_line
+from gpucluster.slurm.conf import slurmd_conf_line
 from gpucluster.slurm.partitions import partitions
-from gpucluster.slurm.site import SlurmSite
 
 GPU_RESOURCE = "nvidia.com/gpu"
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
@@ -25,8 +25,9 @@ EFA_RESOURCE = "vpc.amazonaws.com/efa"
 STATE_SIZE = "4Gi"
 # The -pyxis images' build of Slurm (Slurm's debian/rules) has no NVML, so gpu/nvml does not
 # exist there; gpu/nvidia reads the driver's /proc and /dev files and needs no library.
+# (Slinky v1.2.1 docs/installation.md, "With GPUs", recommends the same.)
 GRES_CONF = "AutoDetect=nvidia\n"
-SITE = SlurmSite()
+PLUGSTACK_CONF = f"include {images.PYXIS_PLUGSTACK_GLOB}\n"
 
 
 def gpu_limits(group: ResolvedGroup) -> dict[str, int]:
@@ -40,16 +41,6 @@ def gpu_limits(group: ResolvedGroup) -> dict[str, int]:
 
 def nodeset_name(group: ResolvedGroup) -> str:
     return group.name
-
-
-def plugstack_conf(resolved: ResolvedCluster) -> str:
-    files = render_slurm_files(resolved, SITE)
-    if f"include {images.PYXIS_PLUGSTACK_INCLUDE}" not in files.plugstack_conf.splitlines():
-        raise ValueError(
-            f"plugstack.conf includes {plugstack_dir(SITE)}, not the -pyxis images' "
-            f"{images.PYXIS_PLUGSTACK_INCLUDE}"
-        )
-    return files.plugstack_conf
 
 
 def _fsx_mounts(resolved: ResolvedCluster) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -109,7 +100,7 @@ def slurm_values(resolved: ResolvedCluster) -> dict[str, Any]:
     volumes, mounts = _fsx_mounts(resolved)
     return {
         "clusterName": resolved.name,
-        "configFiles": {"gres.conf": GRES_CONF, "plugstack.conf": plugstack_conf(resolved)},
+        "configFiles": {"gres.conf": GRES_CONF, "plugstack.conf": PLUGSTACK_CONF},
         "controller": {
             "slurmctld": {"image": images.slurm_image("slurmctld", version).values()},
             "reconfigure": {"image": images.slurm_image("slurmctld", version).values()},
@@ -134,6 +125,8 @@ def slurm_values(resolved: ResolvedCluster) -> dict[str, Any]:
                 "login": {
                     "image": images.slurm_image(f"login{images.PYXIS_SUFFIX}", version).values(),
                     "volumeMounts": mounts,
+                    # Enroot in the login container needs it (Slinky docs/usage/pyxis.md).
+                    "securityContext": {"privileged": True},
                 },
                 "initconf": {"image": images.alpine().values()},
                 "podSpec": {**_system_pod(), "volumes": volumes},
