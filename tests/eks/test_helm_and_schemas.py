@@ -10,6 +10,7 @@ import yaml
 
 from gpucluster.eks import slinky_values
 from tests.eks import schemas
+from tests.conftest import EXAMPLE_NAMES
 from tests.eks.conftest import SHAPES
 
 
@@ -17,7 +18,7 @@ def test_helm_is_the_real_binary(helm):
     assert helm.run("version", "--short").startswith("v4.")
 
 
-@pytest.mark.parametrize("name", [*SHAPES, "example-default"])
+@pytest.mark.parametrize("name", [*SHAPES, *(f"example-{name}" for name in EXAMPLE_NAMES)])
 def test_slurm_chart_lints_with_our_values(helm, manifest_dirs, name):
     values = next((manifest_dirs[name] / "values").glob("slurm-v*.yaml"))
     assert "0 chart(s) failed" in helm.lint("slurm", values)
