@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from gpucluster.eks import slinky_values
-from tests.eks import schemas
 from tests.conftest import EXAMPLE_NAMES
+from tests.eks import schemas
 from tests.eks.conftest import SHAPES
 
 
