@@ -1,9 +1,11 @@
 """The Kubernetes node labels and taints of a compute group's node group, written once: the
 EKS stack puts them on the managed node group, the Slinky NodeSet selects and tolerates them.
 
-A GPU node group is tainted so that nothing but its NodeSet (and the device plugins, which
-tolerate every taint) lands on it: a stray pod would hold a GPU or an EFA device that Slurm
-counts as the node's.
+A GPU node group is tainted so that nothing but its NodeSet lands on it: a stray pod would
+hold a GPU or an EFA device that Slurm counts as the node's. The key is nvidia.com/gpu, which
+the NVIDIA device plugin tolerates by default (`operator: Exists`); the EFA device plugin and
+the CSI node plugins that must run there need a toleration for it too. The value names the
+group, so one group's NodeSet never tolerates another group's nodes.
 """
 
 from __future__ import annotations
