@@ -14,7 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from gpucluster.eks import images, labels
-from gpucluster.eks.storage import FSX_CLAIM, FSX_VOLUME, STATE_STORAGE_CLASS
+from gpucluster.eks.storage import (
+    ACCOUNTING_PASSWORD_KEY,
+    ACCOUNTING_PASSWORD_SECRET,
+    FSX_CLAIM,
+    FSX_VOLUME,
+    STATE_STORAGE_CLASS,
+)
 from gpucluster.resolved import ResolvedCluster, ResolvedGroup
 from gpucluster.slurm.conf import slurmd_conf_line
 from gpucluster.slurm.partitions import partitions
@@ -94,6 +100,33 @@ def _partitions(resolved: ResolvedCluster) -> dict[str, Any]:
     return result
 
 
+def accounting_values(resolved: ResolvedCluster) -> dict[str, Any]:
+    """slurmdbd: a pod writing to the cluster's database, or the external slurmdbd; off without
+    `accounting`. The database's address is known at deploy: synth names its SSM parameter."""
+    accounting = resolved.accounting
+    if accounting is None:
+        return {"enabled": False}
+    database = accounting.database
+    if database is None:
+        return {
+            "enabled": True,
+            "external": True,
+            "externalConfig": {"host": accounting.external_host, "port": accounting.slurmdbd_port},
+        }
+    return {
+        "enabled": True,
+        "slurmdbd": {"image": images.slurm_image("slurmdbd", resolved.slurm.version).values()},
+        "storageConfig": {
+            "host": f"${{ssm:{database.host_parameter}}}",
+            "port": database.port,
+            "database": database.database_name,
+            "username": database.user,
+            "passwordKeyRef": {"name": ACCOUNTING_PASSWORD_SECRET, "key": ACCOUNTING_PASSWORD_KEY},
+        },
+        "podSpec": _system_pod(),
+    }
+
+
 def slurm_values(resolved: ResolvedCluster) -> dict[str, Any]:
     """Values for the vendored `slurm` chart."""
     version = resolved.slurm.version
@@ -134,6 +167,7 @@ def slurm_values(resolved: ResolvedCluster) -> dict[str, Any]:
                 "service": {"spec": {"type": "ClusterIP"}},
             }
         },
+        "accounting": accounting_values(resolved),
         "nodesets": {nodeset_name(group): nodeset_values(resolved, group) for group in resolved.groups},
         "partitions": _partitions(resolved),
     }

@@ -18,6 +18,11 @@ FSX_CLAIM = "fsx"
 FSX_CSI_DRIVER = "fsx.csi.aws.com"
 EBS_CSI_PROVISIONER = "ebs.csi.aws.com"
 STATE_STORAGE_CLASS = "gpucluster-state-gp3"
+# The Kubernetes Secret (in NAMESPACE) holding the accounting database's password under
+# ACCOUNTING_PASSWORD_KEY: the EKS stack copies it there from the database's Secrets
+# Manager secret, whose JSON names the password the same way.
+ACCOUNTING_PASSWORD_SECRET = "accounting-db"
+ACCOUNTING_PASSWORD_KEY = "password"
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import pytest
 
 from gpucluster.efa import efa_count
 from gpucluster.eks import images, labels, slinky_values
+from gpucluster.resolved import resolve
 from tests.eks.conftest import SHAPES
 
 GRES = re.compile(r"\bGres=gpu:(?P<type>[a-z0-9_]+):(?P<count>\d+)\b")
@@ -175,3 +176,30 @@ def test_fsx_and_controller_state_volumes(rendered, clusters, name):
     (storage_class,) = of_kind(docs, "StorageClass")
     assert controller["spec"]["persistence"]["storageClassName"] == storage_class["metadata"]["name"]
     assert storage_class["provisioner"] == "ebs.csi.aws.com"
+
+
+def test_accounting_cr_writes_to_the_clusters_database(rendered, clusters):
+    database = clusters["example-mixed"].accounting.database
+    (accounting,) = of_kind(rendered["example-mixed"], "Accounting")
+    storage_config = accounting["spec"]["storageConfig"]
+    assert database.host_parameter in storage_config["host"]
+    assert (storage_config["port"], storage_config["database"], storage_config["username"]) == (
+        database.port,
+        database.database_name,
+        database.user,
+    )
+    assert storage_config["passwordKeyRef"] == {"name": "accounting-db", "key": "password"}
+    assert of_kind(rendered["p5"], "Accounting") == []
+
+
+def test_accounting_with_an_external_slurmdbd(clusters):
+    mixed = clusters["example-mixed"]
+    external = mixed.config.accounting.model_copy(
+        update={"database": None, "external": "dbd.example.com:7031"}
+    )
+    cluster = resolve(mixed.config.model_copy(update={"accounting": external}))
+    assert slinky_values.accounting_values(cluster) == {
+        "enabled": True,
+        "external": True,
+        "externalConfig": {"host": "dbd.example.com", "port": 7031},
+    }
