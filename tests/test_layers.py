@@ -60,6 +60,8 @@ LAYERS: dict[str, int] = {
     # what a cluster is made of: Slurm's files, the node bootstrap, the validation jobs, the
     # verdict on their output, the training image recipe, the head node's agents
     "gpucluster.slurm": 2,
+    # the Kubernetes manifests of the cluster on EKS (Slinky), from the resolved cluster
+    "gpucluster.eks": 2,
     "gpucluster.bootstrap": 2,
     "gpucluster.jobs": 2,
     "gpucluster.gate": 2,

@@ -211,6 +211,8 @@ def synthesize(
             synth_app(app, nag=nag)
         except NagFindings:
             refused = True  # the templates and cdk-nag's report are written all the same
+        if cfg.orchestrator == "eks":
+            _write_manifests(resolved, output.staging / K8S_DIR)
     if refused:
         raise NagFindings(outdir / REPORT)
     return SynthResult(
@@ -222,6 +224,18 @@ def synthesize(
 
 
 STACK_ARTIFACT = "aws:cloudformation:stack"
+# Beside the templates on EKS: the Slinky charts' values and the Kubernetes objects, so CI
+# can diff and review them like the templates.
+K8S_DIR = "k8s"
+
+
+def _write_manifests(resolved: ResolvedCluster, directory: Path) -> None:
+    from gpucluster.eks.manifests import render_manifests
+
+    for relative, text in sorted(render_manifests(resolved).items()):
+        path = directory / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
 
 
 def written_templates(directory: Path) -> dict[str, dict[str, Any]]:

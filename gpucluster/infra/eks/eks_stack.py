@@ -21,6 +21,7 @@ from aws_cdk import aws_s3_assets as s3_assets
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
+from gpucluster.eks.labels import system_labels
 from gpucluster.infra.constructs.launch_settings import NodeLaunch, node_launch_template, node_tags
 from gpucluster.infra.constructs.nag import acknowledge
 from gpucluster.infra.eks.add_ons import add_ons
@@ -209,7 +210,7 @@ class EksStack(cdk.Stack):
             max_size=SYSTEM_NODE_COUNT,
             subnets=ec2.SubnetSelection(subnets=[subnet]),
             node_role=self.node_role,
-            labels={"gpucluster.io/role": "system"},
+            labels=system_labels(),
             tags=dict(self._resolved.tags),
         )
 

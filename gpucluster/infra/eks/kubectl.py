@@ -7,6 +7,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_eks_v2 as eks
 from constructs import Construct
 
+from gpucluster import names
 from gpucluster.infra.constructs.nag import acknowledge
 
 
@@ -48,7 +49,7 @@ def acknowledge_kubectl_provider(cluster: eks.Cluster, region: str) -> None:
             "Action::s3:GetBucket*",
             "Action::s3:GetObject*",
             "Action::s3:List*",
-            f"Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-{region}/*",
+            f"Resource::arn:<AWS::Partition>:s3:::{names.cdk_assets_bucket('<AWS::AccountId>', region)}/*",
             "Resource::<ClusterKubectlProviderHandler2E05C68A.Arn>:*",
         ),
     )

@@ -21,16 +21,13 @@ from constructs import Construct
 
 from gpucluster import names
 from gpucluster.efa import InterfaceSlot
+from gpucluster.eks.labels import compute_group_labels, compute_group_taints
 from gpucluster.infra.constructs.compute_fleet import CAPACITY_BLOCK, capacity_target
 from gpucluster.infra.constructs.efa_launch_template import EfaLaunchTemplate, EfaLaunchTemplateProps
 from gpucluster.infra.constructs.launch_settings import node_tags
 
 # The AL2023 AMIs' root device.
 AL2023_ROOT_DEVICE = "/dev/xvda"
-# Kubernetes node label naming a node's compute group: the Slinky NodeSet's nodeSelector.
-GROUP_LABEL = "gpucluster.io/group"
-# The taint on GPU nodes, so only pods that tolerate it (the NodeSet's slurmd) land there.
-GPU_TAINT_KEY = "nvidia.com/gpu"
 
 
 @dataclass(frozen=True)
@@ -96,7 +93,11 @@ class GpuNodeGroup(Construct):
             force_update=False,
             subnets=ec2.SubnetSelection(subnets=[props.subnet]),
             node_role=props.node_role,
-            labels={GROUP_LABEL: props.group},
-            taints=[eks.TaintSpec(effect=eks.TaintEffect.NO_SCHEDULE, key=GPU_TAINT_KEY, value="true")],
+            # The Slinky NodeSet selects and tolerates exactly these (gpucluster.eks.labels).
+            labels=compute_group_labels(props.group),
+            taints=[
+                eks.TaintSpec(effect=eks.TaintEffect(taint.eks_effect), key=taint.key, value=taint.value)
+                for taint in compute_group_taints(props.group)
+            ],
             tags=dict(props.cluster_tags),
         )

@@ -76,7 +76,8 @@ def test_capacity_block_node_group_uses_our_efa_launch_template(eks_synthesized)
     assert node_group["CapacityType"] == "CAPACITY_BLOCK"
     assert node_group["AmiType"] == "AL2023_x86_64_NVIDIA"
     assert node_group["ScalingConfig"] == {"DesiredSize": 0, "MaxSize": 2, "MinSize": 0}
-    assert node_group["Labels"] == {"gpucluster.io/group": "h100"}
+    assert node_group["Labels"] == {"gpucluster.io/compute-group": "h100"}
+    assert node_group["Taints"] == [{"Effect": "NO_SCHEDULE", "Key": "nvidia.com/gpu", "Value": "h100"}]
     assert "InstanceTypes" not in node_group  # the launch template names the type
     template_id = node_group["LaunchTemplate"]["Id"]["Ref"]
     data = eks["Resources"][template_id]["Properties"]["LaunchTemplateData"]
@@ -162,3 +163,23 @@ def test_the_default_synth_never_imports_eks(module, tmp_path):
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert run.returncode == 0, run.stderr[-2000:]
+
+
+def test_synth_writes_the_slinky_manifests_beside_the_templates(eks_synthesized):
+    """`gpucluster synth` of an EKS config writes what render_manifests renders into k8s/,
+    byte for byte, so CI can diff the manifests like the templates."""
+    from gpucluster.eks.manifests import render_manifests
+    from gpucluster.synth.app import K8S_DIR
+
+    result = eks_synthesized["p5-eks-slinky"]
+    expected = render_manifests(resolve(load_config(REPO / "examples" / "p5-eks-slinky.yaml")))
+    written = {
+        str(path.relative_to(result.outdir / K8S_DIR)): path.read_text()
+        for path in (result.outdir / K8S_DIR).rglob("*")
+        if path.is_file()
+    }
+    assert written == expected and "values/slurm-v1.2.1.yaml" in written
+
+
+def test_an_ec2_synth_writes_no_manifests(synthesized):
+    assert not (synthesized["default"].outdir / "k8s").exists()

@@ -1,0 +1,46 @@
+"""The Slinky container images the cluster runs, pinned to the cluster's Slurm release.
+
+SlinkyProject/containers tags each build `<version>-<flavor>` and `<major.minor>-<flavor>`
+(schedmd/slurm/docker-bake.hcl, format_tag); the full version is the pin. The `-pyxis`
+variants of slurmd and login add Enroot and Pyxis, whose package installs PYXIS_CONF
+(schedmd/slurm/25.11/ubuntu24.04/Dockerfile.pyxis); without them a `--container-image` job
+silently runs outside any container.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+REGISTRY = "ghcr.io/slinkyproject"
+FLAVOR = "ubuntu24.04"
+# Pyxis's plugstack file in the -pyxis images (the Pyxis .deb's; the Dockerfile links it).
+PYXIS_CONF = "/usr/share/pyxis/pyxis.conf"
+# plugstack.conf's include. A glob, unlike the EC2 path's explicit include: slurmctld reads
+# plugstack.conf too, its image has no Pyxis, and an include of a missing file stops it,
+# while a glob that matches nothing does not (Slinky v1.2.1 docs/usage/pyxis.md).
+PYXIS_PLUGSTACK_GLOB = "/usr/share/pyxis/*"
+PYXIS_SUFFIX = "-pyxis"
+# The chart's log sidecars and login init container; alpine's release, not `latest`.
+ALPINE = "docker.io/library/alpine"
+ALPINE_TAG = "3.22"
+
+
+@dataclass(frozen=True)
+class Image:
+    repository: str
+    tag: str
+    # sha256 digest when one is established; None: pinned by tag only.
+    digest: str | None = None
+
+    def values(self) -> dict[str, str | None]:
+        """The chart's image object (repository, tag, digest)."""
+        return {"repository": self.repository, "tag": self.tag, "digest": self.digest}
+
+
+def slurm_image(component: str, version: str) -> Image:
+    """`component` (slurmctld, slurmd-pyxis, login-pyxis, ...) at Slurm `version`."""
+    return Image(f"{REGISTRY}/{component}", f"{version}-{FLAVOR}")
+
+
+def alpine() -> Image:
+    return Image(ALPINE, ALPINE_TAG)
