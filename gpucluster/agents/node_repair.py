@@ -36,6 +36,7 @@ if TYPE_CHECKING or __package__:
     from .health_reasons import replaced_reason
     from .node_cleanup import GONE_INSTANCE_STATES, instance_states
     from .repair_decision import NodeView, Plan, Policy, RepairState, Replacement, decide, suspects
+    from .repair_settings import BOUND_SETTING, ENABLED_SETTING, EVENTS_FILE, GRACE_SETTING
     from .repair_slurm import list_nodes, requeue_jobs
     from .scontrol import Runner, ScontrolError, run_command
 else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
@@ -44,17 +45,12 @@ else:  # run from the bundle's agents/ directory, where the sibling modules are 
     from health_reasons import replaced_reason
     from node_cleanup import GONE_INSTANCE_STATES, instance_states
     from repair_decision import NodeView, Plan, Policy, RepairState, Replacement, decide, suspects
+    from repair_settings import BOUND_SETTING, ENABLED_SETTING, EVENTS_FILE, GRACE_SETTING
     from repair_slurm import list_nodes, requeue_jobs
     from scontrol import Runner, ScontrolError, run_command
 
 LOG = logging.getLogger("node-repair")
 
-# The settings the bootstrap writes into the agents' env file from the config's `health:`.
-ENABLED_SETTING = "GPUCLUSTER_REPLACE_FAILED_NODES"
-BOUND_SETTING = "GPUCLUSTER_MAX_REPLACEMENTS_PER_HOUR"
-GRACE_SETTING = "GPUCLUSTER_DRAIN_GRACE_MINUTES"
-# systemd's LogsDirectory= of the agent's unit; node_logs ships it as <instance>/node-repair.
-EVENTS_FILE = Path("/var/log/gpucluster-node-repair/events.log")
 CLEAR_COMMAND = f"sudo python3 {Path(__file__).resolve()} --clear-alert"
 
 

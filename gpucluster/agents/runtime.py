@@ -19,9 +19,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import boto3
-from botocore.config import Config
-
 # mypy checks the package layout; the bundle's flat layout imports the same modules.
 if TYPE_CHECKING or __package__:
     from .cluster_names import AGENT_ENV_FILE as ENV_FILE
@@ -33,7 +30,9 @@ _CLUSTER = re.compile(rf"^{CLUSTER_NAME}$")
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
 
 # Standard retries ride out throttling; the timeouts keep one run well inside its minute.
-AWS_CONFIG = Config(retries={"max_attempts": 5, "mode": "standard"}, connect_timeout=5, read_timeout=20)
+AWS_MAX_ATTEMPTS = 5
+AWS_CONNECT_TIMEOUT = 5
+AWS_READ_TIMEOUT = 20
 
 
 class SettingError(ValueError):
@@ -123,4 +122,14 @@ Service = Literal["ec2", "autoscaling", "ssm", "cloudwatch"]
 
 
 def client(service: Service, region: str) -> Any:
-    return boto3.client(service, region_name=region, config=AWS_CONFIG)
+    # Imported here: the synth imports agent modules for their names and data (accounts'
+    # records, node_repair's settings), and the AWS SDK would cost every synth a tenth of a second.
+    import boto3
+    from botocore.config import Config
+
+    config = Config(
+        retries={"max_attempts": AWS_MAX_ATTEMPTS, "mode": "standard"},
+        connect_timeout=AWS_CONNECT_TIMEOUT,
+        read_timeout=AWS_READ_TIMEOUT,
+    )
+    return boto3.client(service, region_name=region, config=config)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpucluster.agents import node_metrics, node_repair
+from gpucluster.agents import node_metrics, repair_settings
 from gpucluster.bootstrap import accounting, rest_api, ssh_adoption
 from gpucluster.bootstrap.cluster_conf import InstalledFiles, render_cluster_conf
 from gpucluster.bootstrap.container_runtime import COMPUTE_ENROOT, LOGIN_ENROOT, enroot_conf
@@ -47,9 +47,9 @@ def agent_settings(cfg: ClusterConfig) -> dict[str, str]:
     """The agents' settings beyond cluster and region, from the config (agents.env)."""
     health = cfg.health
     return {
-        node_repair.ENABLED_SETTING: "true" if health.replace_failed_nodes else "false",
-        node_repair.BOUND_SETTING: str(health.max_replacements_per_hour),
-        node_repair.GRACE_SETTING: str(health.drain_grace_minutes),
+        repair_settings.ENABLED_SETTING: "true" if health.replace_failed_nodes else "false",
+        repair_settings.BOUND_SETTING: str(health.max_replacements_per_hour),
+        repair_settings.GRACE_SETTING: str(health.drain_grace_minutes),
     }
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpucluster.agents.emf import METRICS_LOG_GLOB
-from gpucluster.agents.node_repair import EVENTS_FILE as NODE_REPAIR_EVENTS
+from gpucluster.agents.repair_settings import EVENTS_FILE as NODE_REPAIR_EVENTS
 from gpucluster.slurm.conf import SlurmSite
 
 # Written by the thin user-data (templates/userdata/thin.sh.j2) on every role.

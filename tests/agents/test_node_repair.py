@@ -15,7 +15,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from gpucluster.agents import node_repair, repair_decision, repair_slurm, repair_state
+from gpucluster.agents import node_repair, repair_decision, repair_settings, repair_slurm, repair_state
 from gpucluster.agents.repair_decision import Policy, RepairState, Replacement, Trip
 from gpucluster.agents.scontrol import CommandResult, slurm_time
 from gpucluster.bootstrap.node_logs import shipped_files
@@ -311,10 +311,10 @@ def test_the_units_run_every_minute_and_write_only_their_own_directories():
     assert service["ExecStart"] == f"/usr/bin/python3 {NODE_LAYOUT.agents_dir}/node_repair.py"
     assert service["ProtectSystem"] == "strict"
     assert f"/var/lib/{service['StateDirectory']}" == str(repair_state.STATE_FILE.parent)
-    assert f"/var/log/{service['LogsDirectory']}" == str(node_repair.EVENTS_FILE.parent)
+    assert f"/var/log/{service['LogsDirectory']}" == str(repair_settings.EVENTS_FILE.parent)
     assert int(service["TimeoutStartSec"]) < 60
     assert systemd_unit("gpucluster-node-repair.timer")["Timer"]["OnCalendar"] == "*-*-* *:*:15"
-    assert shipped_files(SlurmSite())[str(node_repair.EVENTS_FILE)] == "node-repair"
+    assert shipped_files(SlurmSite())[str(repair_settings.EVENTS_FILE)] == "node-repair"
 
 
 @pytest.mark.parametrize("reason", ["", "Not responding"])
