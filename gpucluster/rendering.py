@@ -42,11 +42,13 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
 def _compiled_templates() -> jinja2.BytecodeCache | None:
     """The user's own cache directory (XDG), private to them: compiled code is loaded
     from it, so nobody else may write there."""
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    directory = root / "gpucluster" / "jinja"
     try:
+        # Path.home() raises RuntimeError with no HOME and no passwd entry for the uid.
+        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        directory = root / "gpucluster" / "jinja"
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if directory.stat().st_uid != os.getuid() or directory.stat().st_mode & 0o022:
+        status = directory.stat()
+        if status.st_uid != os.getuid() or status.st_mode & 0o022:
             return None
     except (OSError, RuntimeError):
         return None

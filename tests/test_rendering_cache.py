@@ -49,3 +49,13 @@ def test_a_cache_others_may_write_is_not_used(tmp_path: Path, monkeypatch, fresh
     directory.chmod(0o777)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert rendering._compiled_templates() is None
+
+
+def test_no_home_directory_only_costs_the_compile(monkeypatch, fresh_environment):
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert rendering._compiled_templates() is None
+    assert _render()
