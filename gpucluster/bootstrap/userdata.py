@@ -60,7 +60,9 @@ def bundle_archive(files: dict[str, str]) -> bytes:
             info.uname = info.gname = "root"
             tar.addfile(info, io.BytesIO(data))
     packed = io.BytesIO()
-    with gzip.GzipFile(fileobj=packed, mode="wb", mtime=0, compresslevel=9) as gz:
+    # The fastest level: nodes fetch the bundle once per boot from S3 in the region, where
+    # 145 KB against level 9's 120 KB is nothing, while level 9 took 3% of a synth's CPU.
+    with gzip.GzipFile(fileobj=packed, mode="wb", mtime=0, compresslevel=1) as gz:
         gz.write(raw.getvalue())
     return packed.getvalue()
 

@@ -11,8 +11,8 @@ from the job's Python environment (TRAIN_REQUIREMENTS, on the host) or the train
 
 from __future__ import annotations
 
-import ast
 import functools
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -47,23 +47,41 @@ def _module_file(module: str) -> Path | None:
     return next((candidate for candidate in candidates if candidate.is_file()), None)
 
 
+# `import gpucluster...` and `from gpucluster... import NAMES` at any indentation (lazy imports
+# count too), NAMES possibly a parenthesized list over several lines. A regular expression, not
+# ast.parse: parsing the trainer's ~30 modules was about 3% of a synth's CPU time, and
+# tests/launch/test_node_lib.py checks it finds what the parser finds in every module.
+_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(?P<module>gpucluster[\w.]*)[ \t]+import[ \t]+(?P<names>\([^)]*\)|[^\n]*)"
+    r"|import[ \t]+(?P<modules>[^\n]*))",
+    re.MULTILINE,
+)
+
+
+def _names(listed: str) -> set[str]:
+    """The imported names of `a, b as c  # comment` or `(a,\n b,\n)`."""
+    listed = re.sub(r"#[^\n]*", "", listed).strip().strip("()")
+    return {item.split()[0] for item in listed.split(",") if item.strip()}
+
+
 def _imported(path: Path) -> set[str]:
-    """The gpucluster modules `path` imports (any nesting: lazy imports count too)."""
+    """The gpucluster modules `path` imports; a name imported from a module is listed as
+    `module.name` too, since it may be a submodule."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
+    for match in _IMPORT.finditer(path.read_text()):
+        if match["module"]:
+            found.add(match["module"])
+            found.update(f"{match['module']}.{name}" for name in _names(match["names"]))
+        else:
+            found.update(_names(match["modules"]))
     return {name for name in found if name.split(".")[0] == "gpucluster"}
 
 
 @functools.cache
 def trainer_sources() -> Mapping[str, str]:
     """The trainer's package and every gpucluster module it imports, followed to the end,
-    keyed by their path under trainer_dir(). Read once per process (about 27 ms of parsing),
-    not once per compute group of every synth."""
+    keyed by their path under trainer_dir(). Read once per process, not once per compute
+    group of every synth."""
     package = PACKAGE_ROOT / Path(*TRAINER_PACKAGE.split(".")[1:])
     todo = {"gpucluster"} | {f"{TRAINER_PACKAGE}.{path.stem}" for path in package.glob("*.py")}
     seen: dict[Path, None] = {}

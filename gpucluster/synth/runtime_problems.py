@@ -1,6 +1,7 @@
 """The CDK runtime's own refusals as one line each, exit 1, for `gpucluster synth|diff`
 and `cdk synth`: Node missing, not Node or too old; a jsii package cache that other
-users could write to; an output directory that is full or cannot be written.
+users could write to; an output directory that is full or cannot be written (by Node,
+or by gpucluster staging an asset).
 
 jsii starts Node at the first `aws_cdk` import and reports what goes wrong there as
 JSIIError (a fault of the runtime) or RuntimeError (a JavaScript error, such as a
@@ -20,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from gpucluster.bad_input import disk_fix
+from gpucluster.bad_input import disk_fix, write_failure
 from gpucluster.env_problem import EnvironmentProblem
 from gpucluster.synth.cdk_runtime import use_wheel_node, wheel_node
 
@@ -130,6 +131,11 @@ def cdk_runtime(outdir: str | Path, option: str = "--output") -> Iterator[None]:
     check_node()
     try:
         yield
+    except OSError as exc:
+        # A file gpucluster writes into the cloud assembly itself (the staged assets).
+        if exc.filename is None or not Path(exc.filename).is_relative_to(outdir):
+            raise
+        raise write_failure(Path(outdir), option, exc) from None
     except Exception as exc:
         from jsii.errors import JSIIError
 

@@ -8,8 +8,10 @@ not exactly what was synthesized.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
-import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,20 +21,47 @@ from constructs import Construct
 from gpucluster import names
 
 
+def _file_asset(
+    scope: Construct, asset_hash: str, suffix: str, write: Callable[[Path], object]
+) -> cdk.FileAssetLocation:
+    """One file asset, staged as AssetStaging stages a file: written into the cloud assembly as
+    `asset.<hash><suffix>` and registered with the stack's synthesizer under the display name
+    `<construct path>/Asset`. Done here rather than through AssetStaging, whose first use
+    loads Node code worth about 2% of a synth (`make bench`) for what is one file copy."""
+    stack = cdk.Stack.of(scope)
+    stage = cdk.Stage.of(scope)
+    if stage is None:
+        raise ValueError(f"{scope.node.path} is in no CDK app, so no cloud assembly to stage into")
+    file_name = f"asset.{asset_hash}{suffix}"
+    target = Path(stage.asset_outdir) / file_name
+    partial = target.with_name(f".{file_name}.partial")
+    try:
+        write(partial)
+        # A rename: a reader of a reused cloud assembly sees the old file or the new one.
+        os.replace(partial, target)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        # A failed write() names no file; the synth's error line names this one.
+        raise OSError(exc.errno, exc.strerror, str(target)) from None
+    return stack.synthesizer.add_file_asset(
+        packaging=cdk.FileAssetPackaging.FILE,
+        source_hash=asset_hash,
+        file_name=file_name,
+        display_name=f"{cdk.Names.stack_relative_construct_path(scope)}/Asset",
+    )
+
+
 @dataclass(frozen=True)
 class BootstrapBundleProps:
-    # The archive as rendered (NodeFiles.bundle): staged byte for byte.
+    # The archive as rendered (NodeFiles.bundle, .bundle_sha256): staged byte for byte, under
+    # its sha256 as the asset hash.
     archive: bytes
+    sha256: str
 
 
 class BootstrapBundle(Construct):
-    """What aws_s3_assets.Asset does for a file, with core APIs only.
-
-    The L2 Asset made Node load aws-s3 and its IAM/KMS helpers for one bucket
-    ARN (about 0.1 s of a 3 s synth). Same construct path ("Asset/Stage"), so
-    the staged file, the asset hash, its display name and the templates are
-    byte-identical to what the L2 wrote.
-    """
+    """The bundle as a file asset in the CDK bootstrap bucket, with core APIs only (the L2
+    Asset made Node load aws-s3 and its IAM/KMS helpers for one bucket ARN)."""
 
     bucket_arn: str
     object_key: str
@@ -41,23 +70,10 @@ class BootstrapBundle(Construct):
 
     def __init__(self, scope: Construct, id: str, props: BootstrapBundleProps) -> None:
         super().__init__(scope, id)
-        holder = Construct(self, "Asset")
-        stack = cdk.Stack.of(self)
-        # The asset is staged (copied into cdk.out under its content hash) as
-        # it is constructed, so the temporary copy can go right after.
-        staging = Path(tempfile.mkdtemp(prefix="gpucluster-bundle-"))
-        try:
-            (staging / names.BUNDLE_FILE).write_bytes(props.archive)
-            stage = cdk.AssetStaging(holder, "Stage", source_path=str(staging / names.BUNDLE_FILE))
-        finally:
-            shutil.rmtree(staging)
-        location = stack.synthesizer.add_file_asset(
-            packaging=stage.packaging,
-            source_hash=stage.asset_hash,
-            file_name=stage.relative_staged_path(stack),
-            display_name=cdk.Names.stack_relative_construct_path(holder),
-        )
+        suffix = "." + names.BUNDLE_FILE.split(".", 1)[1]
+        location = _file_asset(self, props.sha256, suffix, lambda path: path.write_bytes(props.archive))
         # The ARN Bucket.fromBucketAttributes formats for the asset bucket.
+        stack = cdk.Stack.of(self)
         self.bucket_arn = stack.format_arn(service="s3", region="", account="", resource=location.bucket_name)
         self.object_key = location.object_key
         self.url = location.s3_object_url
@@ -73,28 +89,17 @@ class SlurmSourceProps:
 
 class SlurmSource(Construct):
     """The vendored Slurm source tarball as a file asset in the bundle's bucket, under the
-    key the head computes: its sha256 is the custom asset hash, so the key follows from the
-    pin alone. The head checks the file's sha256 too."""
+    key the head computes from the pin alone. The head checks the file's sha256 too."""
 
     object_key: str
 
     def __init__(self, scope: Construct, id: str, props: SlurmSourceProps) -> None:
         super().__init__(scope, id)
-        stack = cdk.Stack.of(self)
-        holder = Construct(self, "Asset")
-        stage = cdk.AssetStaging(
-            holder,
-            "Stage",
-            source_path=str(props.tarball),
-            asset_hash=props.sha256,
-            asset_hash_type=cdk.AssetHashType.CUSTOM,
-        )
-        location = stack.synthesizer.add_file_asset(
-            packaging=stage.packaging,
-            source_hash=stage.asset_hash,
-            file_name=stage.relative_staged_path(stack),
-            display_name=cdk.Names.stack_relative_construct_path(holder),
-        )
+        suffix = "".join(props.tarball.suffixes)
+        # The CDK's rule for a custom asset hash (sha256 of the given hash), which staged it
+        # before: deployed clusters keep the object they have.
+        asset_hash = hashlib.sha256(props.sha256.encode()).hexdigest()
+        location = _file_asset(self, asset_hash, suffix, lambda path: shutil.copyfile(props.tarball, path))
         expected = props.object_key
         if location.object_key != expected:
             raise ValueError(

@@ -49,7 +49,11 @@ class ClusterStack(cdk.Stack):
         super().__init__(scope, id, **kwargs)
         cfg, named = resolved.config, resolved.names
         image_id = node_image_id(self, cfg.image.ami_id, cfg.image.ssm_parameter)
-        bundle = BootstrapBundle(self, "Bootstrap", BootstrapBundleProps(archive=node_files.bundle))
+        bundle = BootstrapBundle(
+            self,
+            "Bootstrap",
+            BootstrapBundleProps(archive=node_files.bundle, sha256=node_files.bundle_sha256),
+        )
         slurm = resolved.slurm
         slurm_source = SlurmSource(
             self,

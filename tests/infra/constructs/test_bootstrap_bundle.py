@@ -3,6 +3,7 @@ URL. No resource: the bucket is the CDK bootstrap's."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -20,12 +21,13 @@ def assembly(tmp_path_factory) -> Path:
 
 # Any bytes: the construct stages what it is given, whatever the archive holds.
 ARCHIVE = bytes(range(256)) * 3
+SHA256 = hashlib.sha256(ARCHIVE).hexdigest()
 
 
 @pytest.fixture(scope="module")
 def bundle(example_configs, assembly) -> Built[BootstrapBundle]:
     cfg = example_configs["default"]
-    props = BootstrapBundleProps(archive=ARCHIVE)
+    props = BootstrapBundleProps(archive=ARCHIVE, sha256=SHA256)
     return build(lambda stack: BootstrapBundle(stack, "Bundle", props), cfg, assembly)
 
 
@@ -40,6 +42,14 @@ def asset(bundle, assembly) -> tuple[dict[str, Any], bytes]:
 def test_the_uploaded_file_is_the_archive_as_given(asset):
     _, staged = asset
     assert staged == ARCHIVE
+
+
+def test_the_asset_is_named_by_the_archive_s_sha256(asset, assembly):
+    entry, _ = asset
+    (destination,) = entry["destinations"].values()
+    assert entry["source"]["path"] == f"asset.{SHA256}.tar.gz"
+    assert destination["objectKey"] == f"{SHA256}.gz"
+    assert not list(assembly.glob(".*.partial"))
 
 
 def test_nodes_and_the_role_policy_point_at_the_uploaded_object(bundle, asset):
