@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpucluster.eks import images, labels
+from gpucluster.eks import images, labels, topology
 from gpucluster.eks.storage import (
     ACCOUNTING_PASSWORD_KEY,
     ACCOUNTING_PASSWORD_SECRET,
@@ -133,12 +133,16 @@ def slurm_values(resolved: ResolvedCluster) -> dict[str, Any]:
     volumes, mounts = _fsx_mounts(resolved)
     return {
         "clusterName": resolved.name,
-        "configFiles": {"gres.conf": GRES_CONF, "plugstack.conf": PLUGSTACK_CONF},
+        "configFiles": {
+            "gres.conf": GRES_CONF,
+            "plugstack.conf": PLUGSTACK_CONF,
+            topology.TOPOLOGY_CONF: topology.topology_conf(resolved.name),
+        },
         "controller": {
             "slurmctld": {"image": images.slurm_image("slurmctld", version).values()},
             "reconfigure": {"image": images.slurm_image("slurmctld", version).values()},
             "logfile": {"image": images.alpine().values()},
-            "extraConfMap": {"GresTypes": "gpu"},
+            "extraConfMap": {"GresTypes": "gpu", "TopologyPlugin": topology.topology_plugin()},
             "persistence": {
                 "enabled": True,
                 "storageClassName": STATE_STORAGE_CLASS,
