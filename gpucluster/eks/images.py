@@ -36,6 +36,13 @@ class Image:
         """The chart's image object (repository, tag, digest)."""
         return {"repository": self.repository, "tag": self.tag, "digest": self.digest}
 
+    def reference(self) -> str:
+        """The image as a pod spec names it, the way the chart writes its own
+        (templates/_helpers.tpl: `repository@digest` when a digest is set, else `repository:tag`)."""
+        if self.digest is not None:
+            return f"{self.repository}@{self.digest}"
+        return f"{self.repository}:{self.tag}"
+
 
 def slurm_image(component: str, version: str) -> Image:
     """`component` (slurmctld, slurmd-pyxis, login-pyxis, ...) at Slurm `version`."""

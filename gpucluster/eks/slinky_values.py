@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpucluster.eks import images, labels, topology
+from gpucluster.eks import accounts, images, labels, topology
 from gpucluster.eks.storage import (
     ACCOUNTING_PASSWORD_KEY,
     ACCOUNTING_PASSWORD_SECRET,
@@ -149,7 +149,7 @@ def slurm_values(resolved: ResolvedCluster) -> dict[str, Any]:
                 "accessModes": ["ReadWriteOnce"],
                 "resources": {"requests": {"storage": STATE_SIZE}},
             },
-            "podSpec": _system_pod(),
+            "podSpec": {**_system_pod(), **accounts.controller_pod(resolved)},
         },
         "restapi": {
             "slurmrestd": {"image": images.slurm_image("slurmrestd", version).values()},
