@@ -3,10 +3,12 @@ slurmctld in the controller pod.
 
 On EC2 the head runs gpucluster.agents.accounts with the bundle's accounts.json
 (bootstrap.accounting.accounts_file) once slurmctld has registered. On EKS the same script
-and the same JSON travel in a ConfigMap, and a container in the controller pod runs them: that
-pod is where Slinky's own tests run sacctmgr (test/e2e, `kubectl exec slurm-controller-0 --
-sacctmgr ...`), since it holds slurm.conf and the cluster's auth/slurm key in the operator's
-`slurm-etc` volume and runs as SlurmUser, whom slurmdbd treats as an administrator. The
+and the same JSON travel in a ConfigMap, and a container in the controller pod runs them. It is
+made like the operator's own `reconfigure` container there, which runs `scontrol reconfigure`
+with the operator's `slurm-etc` volume (slurm.conf, the auth/slurm key) and slurmctld's auth
+socket directory mounted (internal/builder/controllerbuilder/controller_app.go); the pod runs
+as SlurmUser, whom slurmdbd treats as an administrator, and Slinky's own tests run sacctmgr
+in that pod (test/e2e, `kubectl exec slurm-controller-0 -- sacctmgr ...`). The
 slurmctld image has Python (its supervisor package depends on python3) and sacctmgr
 (slurm-smd-client). The agent is idempotent, so the container applies it again every
 INTERVAL_SECONDS (a changed ConfigMap reaches the volume without a restart) and retries every
@@ -30,9 +32,12 @@ MOUNT = "/opt/gpucluster"
 STATE_FILE = Path(ACCOUNTS_STATE).name
 # The agent and the modules it imports in its flat (bundle) layout.
 AGENT_MODULES = ("accounts.py", "runtime.py", "scontrol.py", "cluster_names.py")
-# The operator's volume with slurm.conf and slurm.key (internal/builder/common/const.go).
+# The operator's volumes (internal/builder/common/const.go): slurm.conf and slurm.key, and
+# the directory of slurmctld's auth socket.
 SLURM_ETC_VOLUME = "slurm-etc"
 SLURM_ETC_DIR = "/etc/slurm"
+AUTH_SOCKET_VOLUME = "slurm-authsocket"
+AUTH_SOCKET_DIR = "/run/slurmctld"
 INTERVAL_SECONDS = 600
 RETRY_SECONDS = 30
 
@@ -76,6 +81,7 @@ def controller_pod(resolved: ResolvedCluster) -> dict[str, Any]:
                 "command": command(),
                 "volumeMounts": [
                     {"name": SLURM_ETC_VOLUME, "mountPath": SLURM_ETC_DIR, "readOnly": True},
+                    {"name": AUTH_SOCKET_VOLUME, "mountPath": AUTH_SOCKET_DIR, "readOnly": True},
                     {"name": CONFIGMAP, "mountPath": MOUNT, "readOnly": True},
                 ],
             }

@@ -45,9 +45,9 @@ def test_the_controller_pod_runs_the_agent_on_the_ec2_paths_files(rendered, clus
     pod = controller["spec"]["template"]["spec"]
     (container,) = [c for c in pod["containers"] if c["name"] == accounts.CONTAINER]
     assert container["image"] == controller["spec"]["slurmctld"]["image"]
-    assert {"name": accounts.SLURM_ETC_VOLUME, "mountPath": "/etc/slurm", "readOnly": True} in container[
-        "volumeMounts"
-    ]
+    # What the operator's own `reconfigure` container mounts to run scontrol (controller_app.go).
+    for name, path in (("slurm-etc", "/etc/slurm"), ("slurm-authsocket", "/run/slurmctld")):
+        assert {"name": name, "mountPath": path, "readOnly": True} in container["volumeMounts"]
     assert {"name": accounts.CONFIGMAP, "configMap": {"name": accounts.CONFIGMAP}} in pod["volumes"]
     assert f"{accounts.MOUNT}/accounts.py {accounts.MOUNT}/{accounts.STATE_FILE}" in container["command"][-1]
     data = _configmap(rendered)["data"]
