@@ -28,7 +28,8 @@ from gpucluster.resolved import ResolvedCluster
 
 CONFIGMAP = "gpucluster-accounts"
 CONTAINER = "gpucluster-accounts"
-MOUNT = "/opt/gpucluster"
+# The pod's own path (the nodes' NODE_ROOT means nothing in a container).
+MOUNT = "/usr/local/share/gpucluster-accounts"
 STATE_FILE = Path(ACCOUNTS_STATE).name
 # The agent and the modules it imports in its flat (bundle) layout.
 AGENT_MODULES = ("accounts.py", "runtime.py", "scontrol.py", "cluster_names.py")
@@ -77,7 +78,7 @@ def controller_pod(resolved: ResolvedCluster) -> dict[str, Any]:
         "containers": [
             {
                 "name": CONTAINER,
-                "image": images.slurm_image("slurmctld", resolved.slurm.version).reference(),
+                "image": images.slurm_image(images.SLURMCTLD, resolved.slurm.version).reference(),
                 "command": command(),
                 "volumeMounts": [
                     {"name": SLURM_ETC_VOLUME, "mountPath": SLURM_ETC_DIR, "readOnly": True},
