@@ -77,8 +77,9 @@ def test_the_pods_agent_sends_the_ec2_paths_sacctmgr_commands(rendered, clusters
         k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",) and not k.startswith("GPUCLUSTER_")
     }
     env |= {"PATH": f"{bin_dir}:{env['PATH']}", "SACCTMGR_LOG": str(log), "PYTHONDONTWRITEBYTECODE": "1"}
-    # The pod's command line, with only the ConfigMap's files: no gpucluster package on the path.
-    argv = [sys.executable, str(mount / "accounts.py"), str(mount / accounts.STATE_FILE)]
+    # The pod's command line, with only the ConfigMap's files and the standard library (-S: no
+    # site-packages, as the image's bare python3 has no boto3 or gpucluster).
+    argv = [sys.executable, "-S", str(mount / "accounts.py"), str(mount / accounts.STATE_FILE)]
     result = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     in_pod = [tuple(json.loads(line)) for line in log.read_text().splitlines()]
