@@ -1,4 +1,5 @@
-"""`gpucluster topology render`: the topology.conf the head would write, offline."""
+"""`gpucluster topology render`: the topology.conf the head would write, offline; `gpucluster
+topology annotations`: the node annotations that place the same instances on EKS."""
 
 from __future__ import annotations
 
@@ -102,3 +103,49 @@ def render(
             markup=False,
             soft_wrap=True,
         )
+
+
+@topology_app.command("annotations", cls=VerbCommand)
+def annotate(
+    describe_json: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DESCRIBE_JSON",
+            help="Saved output of `aws ec2 describe-instance-topology --output json` for the nodes' "
+            "instances.",
+            show_default=False,
+        ),
+    ],
+    nodes_json: Annotated[
+        Path,
+        typer.Option(
+            "--nodes",
+            metavar="NODES_JSON",
+            help="Saved output of `kubectl get nodes -o json` (EKS); its compute nodes are placed.",
+        ),
+    ],
+) -> None:
+    """Print the `kubectl annotate` commands that place an EKS cluster's compute nodes in
+    Slurm's topology, as the head places the same instances on EC2."""
+    from gpucluster.agents.ec2_topology import TopologyError, parse_response
+    from gpucluster.eks.topology import annotate_commands, node_annotations, parse_nodes
+
+    describe = _read_json(
+        describe_json, "save the output of `aws ec2 describe-instance-topology --output json`"
+    )
+    nodes_doc = _read_json(nodes_json, "save the output of `kubectl get nodes -o json`")
+    source = describe_json
+    try:
+        placements = parse_response(describe)
+        source = nodes_json
+        nodes = parse_nodes(nodes_doc)
+        placed = node_annotations(nodes, placements)
+    except TopologyError as err:
+        raise BadInput(source, err.field, err.what, err.fix) from err
+    unplaced = sorted(node.name for node in nodes if node.name not in placed)
+    if unplaced:
+        warn_each(
+            [f"{len(unplaced)} node(s) EC2 does not describe yet, left unplaced: {', '.join(unplaced)}"]
+        )
+    for command in annotate_commands(placed):
+        out.print(command, highlight=False, markup=False, soft_wrap=True)

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from gpucluster.eks import slinky_values, storage
+from gpucluster.eks import accounts, slinky_values, storage
 from gpucluster.resolved import ResolvedCluster
 
 # The vendored charts (gpucluster/data/slinky/<tag>/helm/<chart>) these values are for.
@@ -37,6 +37,11 @@ def render_manifests(resolved: ResolvedCluster, fsx: storage.FsxFacts | None = N
         f"values/slurm-{SLINKY_TAG}.yaml": _yaml([slinky_values.slurm_values(resolved)]),
         f"values/slurm-operator-{SLINKY_TAG}.yaml": _yaml([slinky_values.operator_values()]),
         "objects.yaml": _yaml(
-            [storage.namespace(), storage.state_storage_class(), *storage.fsx_volume(resolved, facts)]
+            [
+                storage.namespace(),
+                storage.state_storage_class(),
+                *storage.fsx_volume(resolved, facts),
+                *filter(None, [accounts.configmap(resolved)]),
+            ]
         ),
     }

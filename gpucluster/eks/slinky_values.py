@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpucluster.eks import images, labels
+from gpucluster.eks import accounts, images, labels, topology
 from gpucluster.eks.storage import (
     ACCOUNTING_PASSWORD_KEY,
     ACCOUNTING_PASSWORD_SECRET,
@@ -68,7 +68,7 @@ def nodeset_values(resolved: ResolvedCluster, group: ResolvedGroup) -> dict[str,
         "enabled": True,
         "replicas": group.config.count,
         "slurmd": {
-            "image": images.slurm_image(f"slurmd{images.PYXIS_SUFFIX}", version).values(),
+            "image": images.slurm_image(images.SLURMD, version).values(),
             "resources": {"limits": gpu_limits(group)},
             "volumeMounts": mounts,
         },
@@ -115,7 +115,7 @@ def accounting_values(resolved: ResolvedCluster) -> dict[str, Any]:
         }
     return {
         "enabled": True,
-        "slurmdbd": {"image": images.slurm_image("slurmdbd", resolved.slurm.version).values()},
+        "slurmdbd": {"image": images.slurm_image(images.SLURMDBD, resolved.slurm.version).values()},
         "storageConfig": {
             "host": f"${{ssm:{database.host_parameter}}}",
             "port": database.port,
@@ -133,22 +133,26 @@ def slurm_values(resolved: ResolvedCluster) -> dict[str, Any]:
     volumes, mounts = _fsx_mounts(resolved)
     return {
         "clusterName": resolved.name,
-        "configFiles": {"gres.conf": GRES_CONF, "plugstack.conf": PLUGSTACK_CONF},
+        "configFiles": {
+            "gres.conf": GRES_CONF,
+            "plugstack.conf": PLUGSTACK_CONF,
+            topology.TOPOLOGY_CONF: topology.topology_conf(resolved.name),
+        },
         "controller": {
-            "slurmctld": {"image": images.slurm_image("slurmctld", version).values()},
-            "reconfigure": {"image": images.slurm_image("slurmctld", version).values()},
+            "slurmctld": {"image": images.slurm_image(images.SLURMCTLD, version).values()},
+            "reconfigure": {"image": images.slurm_image(images.SLURMCTLD, version).values()},
             "logfile": {"image": images.alpine().values()},
-            "extraConfMap": {"GresTypes": "gpu"},
+            "extraConfMap": {"GresTypes": "gpu", "TopologyPlugin": topology.topology_plugin()},
             "persistence": {
                 "enabled": True,
                 "storageClassName": STATE_STORAGE_CLASS,
                 "accessModes": ["ReadWriteOnce"],
                 "resources": {"requests": {"storage": STATE_SIZE}},
             },
-            "podSpec": _system_pod(),
+            "podSpec": {**_system_pod(), **accounts.controller_pod(resolved)},
         },
         "restapi": {
-            "slurmrestd": {"image": images.slurm_image("slurmrestd", version).values()},
+            "slurmrestd": {"image": images.slurm_image(images.SLURMRESTD, version).values()},
             "podSpec": _system_pod(),
         },
         "loginsets": {
@@ -156,7 +160,7 @@ def slurm_values(resolved: ResolvedCluster) -> dict[str, Any]:
                 "enabled": True,
                 "replicas": resolved.config.login_nodes.count,
                 "login": {
-                    "image": images.slurm_image(f"login{images.PYXIS_SUFFIX}", version).values(),
+                    "image": images.slurm_image(images.LOGIN, version).values(),
                     "volumeMounts": mounts,
                     # Enroot in the login container needs it (Slinky docs/usage/pyxis.md).
                     "securityContext": {"privileged": True},

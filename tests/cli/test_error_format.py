@@ -66,7 +66,9 @@ def _line(args: list[str]) -> tuple[int, str]:
 
 
 def test_the_verbs_are_the_app_s():
-    assert {"capacity find", "container render", "topology render"} <= set(VERBS) and len(VERBS) == 19
+    assert {"capacity find", "container render", "topology annotations", "topology render"} <= set(
+        VERBS
+    ) and len(VERBS) == 20
     assert set(REFUSED_VALUES) | set(PARSER_REFUSALS) <= set(VERBS)
 
 

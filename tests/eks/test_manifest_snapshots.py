@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from gpucluster.eks import accounts
 from gpucluster.eks.manifests import render_manifests
 from tests.conftest import EXAMPLE_NAMES
 
@@ -13,9 +14,19 @@ from tests.conftest import EXAMPLE_NAMES
 RANDOM_SECRETS = {"slurm-auth-slurm", "slurm-auth-jwt"}
 
 
+def _without_agent_sources(files: dict[str, str]) -> dict[str, str]:
+    """The accounts agent's modules stand for themselves (test_accounts checks each is the
+    repository's file), so a change to an agent does not show here."""
+    docs = list(yaml.safe_load_all(files["objects.yaml"]))
+    for doc in docs:
+        if doc["kind"] == "ConfigMap" and doc["metadata"]["name"] == accounts.CONFIGMAP:
+            doc["data"] |= {name: f"<gpucluster/agents/{name}>" for name in accounts.AGENT_MODULES}
+    return {**files, "objects.yaml": yaml.safe_dump_all(docs, sort_keys=False)}
+
+
 @pytest.mark.parametrize("example", EXAMPLE_NAMES)
 def test_manifests_snapshot(clusters, snapshot, example):
-    assert render_manifests(clusters[f"example-{example}"]) == snapshot
+    assert _without_agent_sources(render_manifests(clusters[f"example-{example}"])) == snapshot
 
 
 def test_helm_output_snapshot(rendered, snapshot):
