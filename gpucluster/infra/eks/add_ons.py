@@ -12,7 +12,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from gpucluster.infra.constructs.nag import acknowledge
-from gpucluster.infra.eks.versions import ADD_ONS, POD_IDENTITY_AGENT
+from gpucluster.infra.eks.versions import ADD_ONS, CLUSTER_ADD_ONS, POD_IDENTITY_AGENT
 
 EBS_CSI = "aws-ebs-csi-driver"
 EBS_CSI_SERVICE_ACCOUNT = "ebs-csi-controller-sa"
@@ -20,7 +20,7 @@ EBS_CSI_POLICY = "service-role/AmazonEBSCSIDriverPolicy"
 
 
 def add_ons(scope: Construct, cluster: eks.ICluster) -> dict[str, eks.Addon]:
-    """Every add-on of ADD_ONS and the Pod Identity agent, by name."""
+    """Every add-on of ADD_ONS and CLUSTER_ADD_ONS and the Pod Identity agent, by name."""
     agent = eks.Addon(
         scope,
         "AddOn-eks-pod-identity-agent",
@@ -29,7 +29,7 @@ def add_ons(scope: Construct, cluster: eks.ICluster) -> dict[str, eks.Addon]:
         addon_version=POD_IDENTITY_AGENT,
     )
     made = {"eks-pod-identity-agent": agent}
-    for name, version in ADD_ONS.items():
+    for name, version in {**ADD_ONS, **CLUSTER_ADD_ONS}.items():
         made[name] = eks.Addon(
             scope, f"AddOn-{name}", cluster=cluster, addon_name=name, addon_version=version
         )

@@ -9,6 +9,8 @@ each with `aws eks describe-addon-versions --kubernetes-version 1.33 --addon-nam
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 KUBERNETES_VERSION = "1.33"
 
 # EKS add-on name -> pinned version for KUBERNETES_VERSION.
@@ -26,3 +28,37 @@ SYSTEM_INSTANCE_TYPE = "m7i.xlarge"
 SYSTEM_NODE_COUNT = 2
 # Runs EKS Pod Identity on each node, for the EBS CSI driver's role. Not confirmed offline.
 POD_IDENTITY_AGENT = "v1.3.8-eksbuild.2"
+
+# What the cluster needs for Slurm pods to run: cert-manager (the slurm-operator chart's
+# webhook certificate; certManager.enabled defaults to true in its values) and the FSx for
+# Lustre CSI driver (the static PersistentVolume of gpucluster.eks.storage) are EKS add-ons;
+# cert-manager is one of the community add-ons. Neither version could be confirmed offline:
+# check both with `aws eks describe-addon-versions` as above. The FSx add-on is built from
+# kubernetes-sigs/aws-fsx-csi-driver's chart, whose node DaemonSet tolerates every taint
+# (node.tolerateAllTaints: true in charts/aws-fsx-csi-driver/values.yaml), so it runs on the
+# tainted GPU nodes unconfigured; a static volume needs no AWS permissions for the controller.
+CERT_MANAGER = "cert-manager"
+FSX_CSI = "aws-fsx-csi-driver"
+CLUSTER_ADD_ONS: dict[str, str] = {
+    CERT_MANAGER: "v1.18.2-eksbuild.2",
+    FSX_CSI: "v1.6.0-eksbuild.1",
+}
+
+
+@dataclass(frozen=True)
+class RepositoryChart:
+    """A chart from a public Helm repository, pulled by the kubectl provider at deploy (never
+    at synth), pinned by version."""
+
+    repository: str
+    chart: str
+    version: str
+
+
+# The device plugins have no EKS add-on. The pins are those of aws-ia/terraform-aws-eks-blueprints
+# (patterns/targeted-odcr/helm.tf, GPU nodes with EFA on a capacity reservation); that the
+# charts exist at these versions, and their values' names, cannot be checked offline.
+NVIDIA_DEVICE_PLUGIN = RepositoryChart(
+    "https://nvidia.github.io/k8s-device-plugin", "nvidia-device-plugin", "0.17.1"
+)
+EFA_DEVICE_PLUGIN = RepositoryChart("https://aws.github.io/eks-charts", "aws-efa-k8s-device-plugin", "v0.5.7")
