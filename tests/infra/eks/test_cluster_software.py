@@ -10,12 +10,13 @@ import shutil
 import pytest
 import yaml
 
-from gpucluster.config.loader import load_config
+from gpucluster.config.loader import load_config, parse_config
 from gpucluster.eks import device_plugins, manifests, slinky_values
 from gpucluster.eks.labels import compute_group_taints
-from gpucluster.eks.storage import FsxFacts
+from gpucluster.eks.storage import FsxFacts, placeholder_facts
 from gpucluster.infra.eks.versions import CERT_MANAGER, EFA_DEVICE_PLUGIN, NVIDIA_DEVICE_PLUGIN
 from gpucluster.resolved import resolve
+from gpucluster.synth.app import build_app
 from tests.conftest import REPO, resources_of
 from tests.eks.helm import CHARTS, Helm, extract_helm
 from tests.infra.eks.test_eks_stack import EXAMPLE, templates
@@ -136,8 +137,6 @@ def test_a_cluster_without_efa_gets_no_efa_plugin(resolved):
         "efa": False,
         "capacity": {"type": "on-demand"},
     }
-    from gpucluster.config.loader import parse_config
-
     assert device_plugins.efa_instance_types(resolve(parse_config(yaml.safe_dump(data), "c.yaml"))) == []
 
 
@@ -267,8 +266,6 @@ def test_objects_carry_the_storage_stacks_real_fsx_facts(eks, resolved):
 def test_the_k8s_folder_writes_the_same_objects_with_placeholders(eks_synthesized, resolved):
     written = (eks_synthesized[EXAMPLE].outdir / "k8s" / "objects.yaml").read_text()
     docs = [doc for doc in yaml.safe_load_all(written) if doc]
-    from gpucluster.eks.storage import placeholder_facts
-
     assert docs == manifests.objects(resolved, placeholder_facts(resolved))
 
 
@@ -279,3 +276,19 @@ def test_every_gpu_taint_the_node_groups_carry_comes_from_labels(eks):
             assert [t["Key"] for t in r["Properties"]["Taints"]] == [
                 t.key for t in compute_group_taints(group)
             ]
+
+
+def test_with_a_database_slurmdbd_reads_its_host_from_the_ssm_parameter_at_deploy(tmp_path):
+    data = yaml.safe_load((REPO / "examples" / f"{EXAMPLE}.yaml").read_text())
+    data["accounting"] = {"database": {"instance_class": "db.t4g.small", "storage_gib": 20}}
+    cfg = parse_config(yaml.safe_dump(data), "c.yaml")
+    host_parameter = resolve(cfg).accounting.database.host_parameter
+    assembly = build_app(cfg, outdir=str(tmp_path)).synth()
+    eks = assembly.get_stack_by_name(f"{cfg.name}-eks").template
+    [(logical, _)] = [
+        (logical, p) for logical, p in eks["Parameters"].items() if p.get("Default") == host_parameter
+    ]
+    _, slurm = by_release(eks)["slurm"]
+    values = json.loads(resolve_intrinsics(slurm["Properties"]["Values"], {logical: "db.example.internal"}))
+    assert values["accounting"]["storageConfig"]["host"] == "db.example.internal"
+    assert "${ssm:" not in json.dumps(values)
