@@ -21,7 +21,10 @@ from gpucluster.infra.eks.versions import CERT_MANAGER, EFA_DEVICE_PLUGIN, NVIDI
 from gpucluster.resolved import ResolvedCluster
 
 # The vendored charts, shipped in the package (pyproject.toml package-data).
-CHARTS = Path(__file__).resolve().parents[2] / "data" / "slinky" / manifests.SLINKY_TAG / "helm"
+DATA = Path(__file__).resolve().parents[2] / "data"
+CHARTS = DATA / "slinky" / manifests.SLINKY_TAG / "helm"
+NVIDIA_CHART = DATA / "nvidia-device-plugin" / NVIDIA_DEVICE_PLUGIN / "helm" / "nvidia-device-plugin"
+EFA_CHART = DATA / "eks-charts" / EFA_DEVICE_PLUGIN / "helm" / "aws-efa-k8s-device-plugin"
 # Slinky's documented installation: the operator in `slinky`, Slurm in `slurm`.
 OPERATOR_NAMESPACE = "slinky"
 DEVICE_PLUGIN_NAMESPACE = "kube-system"
@@ -31,7 +34,7 @@ def install_cluster_software(stack: EksStack, resolved: ResolvedCluster) -> None
     stack.add_helm_release(
         HelmRelease(
             id="NvidiaDevicePlugin",
-            chart=NVIDIA_DEVICE_PLUGIN,
+            chart_dir=NVIDIA_CHART,
             release="nvidia-device-plugin",
             namespace=DEVICE_PLUGIN_NAMESPACE,
             values=device_plugins.nvidia_values(),
@@ -41,7 +44,7 @@ def install_cluster_software(stack: EksStack, resolved: ResolvedCluster) -> None
         stack.add_helm_release(
             HelmRelease(
                 id="EfaDevicePlugin",
-                chart=EFA_DEVICE_PLUGIN,
+                chart_dir=EFA_CHART,
                 release="aws-efa-k8s-device-plugin",
                 namespace=DEVICE_PLUGIN_NAMESPACE,
                 values=device_plugins.efa_values(resolved),
@@ -50,7 +53,7 @@ def install_cluster_software(stack: EksStack, resolved: ResolvedCluster) -> None
     stack.add_helm_release(
         HelmRelease(
             id="SlinkyCrds",
-            chart=CHARTS / "slurm-operator-crds",
+            chart_dir=CHARTS / "slurm-operator-crds",
             release="slurm-operator-crds",
             namespace=OPERATOR_NAMESPACE,
         )
@@ -58,7 +61,7 @@ def install_cluster_software(stack: EksStack, resolved: ResolvedCluster) -> None
     operator = stack.add_helm_release(
         HelmRelease(
             id="SlinkyOperator",
-            chart=CHARTS / "slurm-operator",
+            chart_dir=CHARTS / "slurm-operator",
             release="slurm-operator",
             namespace=OPERATOR_NAMESPACE,
             values=slinky_values.operator_values(),
@@ -73,7 +76,7 @@ def install_cluster_software(stack: EksStack, resolved: ResolvedCluster) -> None
     stack.add_helm_release(
         HelmRelease(
             id="Slurm",
-            chart=CHARTS / "slurm",
+            chart_dir=CHARTS / "slurm",
             release="slurm",
             namespace=storage.NAMESPACE,
             values=deployed_slurm_values(stack, resolved),

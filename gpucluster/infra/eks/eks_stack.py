@@ -30,12 +30,7 @@ from gpucluster.infra.constructs.nag import acknowledge
 from gpucluster.infra.eks.add_ons import add_ons
 from gpucluster.infra.eks.kubectl import acknowledge_kubectl_provider, kubectl_provider_options
 from gpucluster.infra.eks.node_groups import AL2023_ROOT_DEVICE, GpuNodeGroup, GpuNodeGroupProps
-from gpucluster.infra.eks.versions import (
-    KUBERNETES_VERSION,
-    SYSTEM_INSTANCE_TYPE,
-    SYSTEM_NODE_COUNT,
-    RepositoryChart,
-)
+from gpucluster.infra.eks.versions import KUBERNETES_VERSION, SYSTEM_INSTANCE_TYPE, SYSTEM_NODE_COUNT
 from gpucluster.resolved import ResolvedCluster
 
 NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryReadOnly", "AmazonEKS_CNI_Policy")
@@ -44,13 +39,13 @@ SYSTEM_ROOT_GIB = 100
 
 @dataclass(frozen=True)
 class HelmRelease:
-    """A chart installed by CDK with `values` (through the kubectl provider, which exists only
-    when there is a release to install): a directory in this repository, staged as an asset
-    with `subcharts` in its charts/ (helm refuses a chart whose dependencies are missing there,
-    even disabled ones), or a RepositoryChart pulled at deploy."""
+    """A chart from a directory in this repository, installed by CDK with `values` (through
+    the kubectl provider, which exists only when there is a release to install). It deploys as
+    an asset with `subcharts` copied into its charts/: helm refuses a chart whose dependencies
+    are missing there, even disabled ones."""
 
     id: str
-    chart: Path | RepositoryChart
+    chart_dir: Path
     release: str
     namespace: str
     values: Mapping[str, Any] = field(default_factory=dict)
@@ -164,22 +159,16 @@ class EksStack(cdk.Stack):
         operator, then what it serves). Only on a stack built with_kubectl."""
         if self.cluster.kubectl_provider is None:
             raise ValueError("add_helm_release needs an EksStack built with_kubectl=True")
-        source = release.chart
-        where: dict[str, Any] = (
-            {"repository": source.repository, "chart": source.chart, "version": source.version}
-            if isinstance(source, RepositoryChart)
-            else {"chart_asset": self._chart_asset(release.id, source, release.subcharts)}
-        )
         chart = eks.HelmChart(
             self,
             release.id,
             cluster=cast(eks.ICluster, self.cluster),
+            chart_asset=self._chart_asset(release.id, release.chart_dir, release.subcharts),
             release=release.release,
             namespace=release.namespace,
             create_namespace=True,
             values=dict(release.values),
             wait=True,
-            **where,
         )
         self._in_order(chart)
         return chart

@@ -9,8 +9,6 @@ each with `aws eks describe-addon-versions --kubernetes-version 1.33 --addon-nam
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 KUBERNETES_VERSION = "1.33"
 
 # EKS add-on name -> pinned version for KUBERNETES_VERSION.
@@ -45,20 +43,13 @@ CLUSTER_ADD_ONS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class RepositoryChart:
-    """A chart from a public Helm repository, pulled by the kubectl provider at deploy (never
-    at synth), pinned by version."""
-
-    repository: str
-    chart: str
-    version: str
-
-
-# The device plugins have no EKS add-on. The pins are those of aws-ia/terraform-aws-eks-blueprints
-# (patterns/targeted-odcr/helm.tf, GPU nodes with EFA on a capacity reservation); that the
-# charts exist at these versions, and their values' names, cannot be checked offline.
-NVIDIA_DEVICE_PLUGIN = RepositoryChart(
-    "https://nvidia.github.io/k8s-device-plugin", "nvidia-device-plugin", "0.17.1"
-)
-EFA_DEVICE_PLUGIN = RepositoryChart("https://aws.github.io/eks-charts", "aws-efa-k8s-device-plugin", "v0.5.7")
+# The device plugins have no EKS add-on; their charts are vendored (small, Apache-2.0), each
+# with LICENSE and PROVENANCE, and deploy as chart assets like Slinky's: nothing is pulled
+# from a chart repository at deploy, and the suite renders them with the real helm.
+# NVIDIA/k8s-device-plugin v0.17.1 (also aws-ia/terraform-aws-eks-blueprints' pin for GPU
+# nodes with EFA, patterns/targeted-odcr/helm.tf) in gpucluster/data/nvidia-device-plugin/;
+# aws/eks-charts' aws-efa-k8s-device-plugin chart v0.5.30 (image v0.5.20) in
+# gpucluster/data/eks-charts/. Their images (nvcr.io, the EKS ECR account) are pulled by
+# the nodes at deploy, which no test here can do.
+NVIDIA_DEVICE_PLUGIN = "v0.17.1"
+EFA_DEVICE_PLUGIN = "v0.5.30"

@@ -14,7 +14,8 @@ from gpucluster.config.loader import load_config, parse_config
 from gpucluster.eks import device_plugins, manifests, slinky_values
 from gpucluster.eks.labels import compute_group_taints
 from gpucluster.eks.storage import FsxFacts, placeholder_facts
-from gpucluster.infra.eks.versions import CERT_MANAGER, EFA_DEVICE_PLUGIN, NVIDIA_DEVICE_PLUGIN
+from gpucluster.infra.eks.cluster_software import EFA_CHART, NVIDIA_CHART
+from gpucluster.infra.eks.versions import CERT_MANAGER
 from gpucluster.resolved import resolve
 from gpucluster.synth.app import build_app
 from tests.conftest import REPO, resources_of
@@ -81,20 +82,20 @@ def test_the_operator_charts_webhook_uses_cert_manager_by_default():
     assert "certManager" not in slinky_values.operator_values()
 
 
-def test_device_plugins_are_pinned_repository_charts_with_our_values(eks, resolved):
+def test_device_plugins_are_vendored_chart_assets_with_our_values(eks_synthesized, eks, resolved):
+    result = eks_synthesized[EXAMPLE]
     releases = by_release(eks)
-    for release, pin, expected in (
-        ("nvidia-device-plugin", NVIDIA_DEVICE_PLUGIN, device_plugins.nvidia_values()),
-        ("aws-efa-k8s-device-plugin", EFA_DEVICE_PLUGIN, device_plugins.efa_values(resolved)),
+    for release, vendored, expected in (
+        ("nvidia-device-plugin", NVIDIA_CHART, device_plugins.nvidia_values()),
+        ("aws-efa-k8s-device-plugin", EFA_CHART, device_plugins.efa_values(resolved)),
     ):
-        properties = releases[release][1]["Properties"]
-        assert (properties["Repository"], properties["Chart"], properties["Version"]) == (
-            pin.repository,
-            pin.chart,
-            pin.version,
+        resource = releases[release][1]
+        assert not {"Repository", "Chart", "Version"} & set(resource["Properties"]), (
+            "nothing pulled at deploy"
         )
-        assert "ChartAssetURL" not in properties
-        assert values_of(releases[release][1]) == expected
+        staged = asset_dir(result, resource)
+        assert (staged / "Chart.yaml").read_bytes() == (vendored / "Chart.yaml").read_bytes()
+        assert values_of(resource) == expected
     efa = values_of(releases["aws-efa-k8s-device-plugin"][1])
     assert efa["supportedInstanceLabels"]["values"] == ["p5.48xlarge"]
 
@@ -218,6 +219,29 @@ def test_real_helm_renders_each_staged_asset_as_deployed(eks_synthesized, eks, a
     assert not [doc for doc in rendered["slurm-operator"] if doc["kind"] == "CustomResourceDefinition"]
     nodesets = [doc for doc in rendered["slurm"] if doc["kind"] == "NodeSet"]
     assert [n["metadata"]["name"] for n in nodesets] == ["slurm-worker-h100"]
+    # The device plugins' DaemonSets land on the GPU nodes: our affinity replaced the NVIDIA
+    # chart's (which wants node-feature-discovery labels EKS nodes lack), the EFA chart selects
+    # the cluster's EFA instance types, and both tolerate the groups' taint.
+    nvidia_pods = [
+        d["spec"]["template"]["spec"] for d in rendered["nvidia-device-plugin"] if d["kind"] == "DaemonSet"
+    ]
+    [efa] = [d for d in rendered["aws-efa-k8s-device-plugin"] if d["kind"] == "DaemonSet"]
+    efa_pod = efa["spec"]["template"]["spec"]
+    # Two DaemonSets: the plugin, and MPS's control daemon (which selects only MPS nodes).
+    assert len(nvidia_pods) == 2
+    for pod in nvidia_pods:
+        [term] = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"
+        ]
+        assert term["matchExpressions"] == [{"key": "gpucluster.io/compute-group", "operator": "Exists"}]
+    [term] = efa_pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]} in term[
+        "matchExpressions"
+    ]
+    for pod in (*nvidia_pods, efa_pod):
+        assert tolerates(pod["tolerations"], {"Key": "nvidia.com/gpu", "Value": "h100"})
 
 
 def resolve_intrinsics(value, refs):

@@ -55,7 +55,7 @@ def releases(root):
         (chart / "templates").mkdir(parents=True)
         (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 1.0.0\n")
         charts.append(
-            HelmRelease(id=name.title(), chart=chart, release=name, namespace="slinky", values={"x": 1})
+            HelmRelease(id=name.title(), chart_dir=chart, release=name, namespace="slinky", values={"x": 1})
         )
     return charts
 
