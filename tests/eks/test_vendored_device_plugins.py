@@ -4,10 +4,12 @@ at the versions gpucluster.infra.eks.versions records."""
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pytest
 import yaml
 
+from gpucluster.eks import device_plugins
 from gpucluster.infra.eks.cluster_software import EFA_CHART, NVIDIA_CHART
 from gpucluster.infra.eks.versions import EFA_DEVICE_PLUGIN, NVIDIA_DEVICE_PLUGIN
 
@@ -52,3 +54,13 @@ def test_the_pinned_version_commit_and_apache_licence(chart):
     assert f"commit: {commit}\n" in (root / "PROVENANCE").read_text()
     licence = (root / "LICENSE").read_text()
     assert "Apache License" in licence and "Version 2.0" in licence
+
+
+@pytest.mark.parametrize("chart", VENDORED, ids=lambda chart: chart.name)
+def test_helm_lint_passes_with_our_values(chart, helm, clusters, tmp_path):
+    values = (
+        device_plugins.nvidia_values() if chart == NVIDIA_CHART else device_plugins.efa_values(clusters["p5"])
+    )
+    path = tmp_path / "values.json"
+    path.write_text(json.dumps(values))
+    assert "0 chart(s) failed" in helm.run("lint", str(chart), "--values", str(path))

@@ -12,7 +12,6 @@ import yaml
 
 from gpucluster.config.loader import load_config, parse_config
 from gpucluster.eks import device_plugins, manifests, slinky_values
-from gpucluster.eks.labels import compute_group_taints
 from gpucluster.eks.storage import FsxFacts, placeholder_facts
 from gpucluster.infra.eks.cluster_software import EFA_CHART, NVIDIA_CHART
 from gpucluster.infra.eks.versions import CERT_MANAGER
@@ -291,15 +290,6 @@ def test_the_k8s_folder_writes_the_same_objects_with_placeholders(eks_synthesize
     written = (eks_synthesized[EXAMPLE].outdir / "k8s" / "objects.yaml").read_text()
     docs = [doc for doc in yaml.safe_load_all(written) if doc]
     assert docs == manifests.objects(resolved, placeholder_facts(resolved))
-
-
-def test_every_gpu_taint_the_node_groups_carry_comes_from_labels(eks):
-    for logical, r in resources_of(eks, "AWS::EKS::Nodegroup").items():
-        if logical.startswith("Compute"):
-            group = r["Properties"]["Labels"]["gpucluster.io/compute-group"]
-            assert [t["Key"] for t in r["Properties"]["Taints"]] == [
-                t.key for t in compute_group_taints(group)
-            ]
 
 
 def test_with_a_database_slurmdbd_reads_its_host_from_the_ssm_parameter_at_deploy(tmp_path):
