@@ -28,7 +28,11 @@ from gpucluster.eks.storage import FsxFacts
 from gpucluster.infra.constructs.launch_settings import NodeLaunch, node_launch_template, node_tags
 from gpucluster.infra.constructs.nag import acknowledge
 from gpucluster.infra.eks.add_ons import add_ons
-from gpucluster.infra.eks.kubectl import acknowledge_kubectl_provider, kubectl_provider_options
+from gpucluster.infra.eks.kubectl import (
+    acknowledge_kubectl_provider,
+    kubectl_provider_options,
+    place_kubectl_provider,
+)
 from gpucluster.infra.eks.node_groups import AL2023_ROOT_DEVICE, GpuNodeGroup, GpuNodeGroupProps
 from gpucluster.infra.eks.versions import KUBERNETES_VERSION, SYSTEM_INSTANCE_TYPE, SYSTEM_NODE_COUNT
 from gpucluster.resolved import ResolvedCluster
@@ -152,6 +156,7 @@ class EksStack(cdk.Stack):
         }
         self._last_release: Construct | None = None
         if with_kubectl:
+            place_kubectl_provider(self.cluster, subnet_id)
             acknowledge_kubectl_provider(self.cluster, self.region)
 
     def add_helm_release(self, release: HelmRelease) -> eks.HelmChart:

@@ -306,3 +306,38 @@ def test_with_a_database_slurmdbd_reads_its_host_from_the_ssm_parameter_at_deplo
     values = json.loads(resolve_intrinsics(slurm["Properties"]["Values"], {logical: "db.example.internal"}))
     assert values["accounting"]["storageConfig"]["host"] == "db.example.internal"
     assert "${ssm:" not in json.dumps(values)
+
+
+def routes_out(network, subnet_logical):
+    """(NAT default route, S3 gateway endpoint) of the subnet's route table in the Network stack."""
+    [table] = [
+        r["Properties"]["RouteTableId"]["Ref"]
+        for r in resources_of(network, "AWS::EC2::SubnetRouteTableAssociation").values()
+        if r["Properties"]["SubnetId"] == {"Ref": subnet_logical}
+    ]
+    nat = any(
+        r["Properties"]["RouteTableId"] == {"Ref": table}
+        and r["Properties"].get("DestinationCidrBlock") == "0.0.0.0/0"
+        and "NatGatewayId" in r["Properties"]
+        for r in resources_of(network, "AWS::EC2::Route").values()
+    )
+    s3 = any(
+        {"Ref": table} in r["Properties"].get("RouteTableIds", [])
+        for r in resources_of(network, "AWS::EC2::VPCEndpoint").values()
+    )
+    return nat, s3
+
+
+def test_the_kubectl_provider_runs_where_it_can_reach_aws_apis_and_s3(eks_synthesized, eks):
+    """Its functions call the EKS and Lambda APIs, read the chart assets from S3 and answer
+    CloudFormation's S3 response URL: the subnet they run in needs NAT and the S3 endpoint
+    (the control plane's subnets, aws_eks_v2's default, have neither)."""
+    network = templates(eks_synthesized)["network"]
+    exports = {
+        o["Export"]["Name"]: o["Value"].get("Ref") for o in network["Outputs"].values() if "Export" in o
+    }
+    functions = resources_of(eks, "AWS::Lambda::Function")
+    assert len(functions) == 2  # the kubectl handler and its framework's onEvent
+    for logical, function in functions.items():
+        for subnet in function["Properties"]["VpcConfig"]["SubnetIds"]:
+            assert routes_out(network, exports[subnet["Fn::ImportValue"]]) == (True, True), logical
