@@ -132,7 +132,7 @@ class EksStack(cdk.Stack):
         )
         cluster_group = self.cluster.cluster_security_group_id
         self._system_group(cluster, node_subnet, [cluster_group, nodes_security_group_id])
-        self.add_ons = add_ons(self, cluster)
+        self.add_ons = add_ons(self, cluster, self.system_node_group)
         self.node_groups = {
             group.name: GpuNodeGroup(
                 self,

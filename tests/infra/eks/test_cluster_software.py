@@ -341,3 +341,24 @@ def test_the_kubectl_provider_runs_where_it_can_reach_aws_apis_and_s3(eks_synthe
     for logical, function in functions.items():
         for subnet in function["Properties"]["VpcConfig"]["SubnetIds"]:
             assert routes_out(network, exports[subnet["Fn::ImportValue"]]) == (True, True), logical
+
+
+def test_add_ons_that_run_deployments_wait_for_the_system_nodes(eks):
+    """coredns, the CSI controllers and cert-manager stay short of ACTIVE without a node to run
+    on; the DaemonSet-only add-ons may go first (the nodes need the CNI)."""
+    [system] = [
+        logical for logical in resources_of(eks, "AWS::EKS::Nodegroup") if logical.startswith("System")
+    ]
+    after = {
+        r["Properties"]["AddonName"]: system in r.get("DependsOn", [])
+        for r in resources_of(eks, "AWS::EKS::Addon").values()
+    }
+    assert after == {
+        "vpc-cni": False,
+        "kube-proxy": False,
+        "eks-pod-identity-agent": False,
+        "coredns": True,
+        "aws-ebs-csi-driver": True,
+        "cert-manager": True,
+        "aws-fsx-csi-driver": True,
+    }
