@@ -16,3 +16,13 @@ def by_release(template):
 
 def values_of(resource):
     return json.loads(resource["Properties"]["Values"])
+
+
+def slurm_objects(template):
+    """The manifest of manifests.objects (logical id, resource)."""
+    [found] = [
+        (logical, r)
+        for logical, r in resources_of(template, MANIFEST).items()
+        if logical.startswith("SlurmObjects")
+    ]
+    return found

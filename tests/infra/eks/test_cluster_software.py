@@ -17,12 +17,12 @@ from gpucluster.resolved import resolve
 from tests.conftest import REPO, resources_of
 from tests.eks.helm import CHARTS, Helm, extract_helm
 from tests.infra.eks.conftest import EKS_EXAMPLE as EXAMPLE
-from tests.infra.eks.software import MANIFEST, by_release, values_of
+from tests.infra.eks.software import by_release, slurm_objects, values_of
 
 
 def test_everything_installs_in_one_chain_after_the_nodes_and_add_ons(eks_template):
     releases = by_release(eks_template)
-    [(objects, _)] = resources_of(eks_template, MANIFEST).items()
+    objects, _ = slurm_objects(eks_template)
     order = [
         releases["nvidia-device-plugin"][0],
         releases["aws-efa-k8s-device-plugin"][0],

@@ -16,7 +16,7 @@ from gpucluster.resolved import resolve
 from gpucluster.synth.app import build_app
 from tests.conftest import REPO, resources_of
 from tests.infra.eks.conftest import EKS_EXAMPLE
-from tests.infra.eks.software import MANIFEST, by_release
+from tests.infra.eks.software import by_release, slurm_objects
 
 # What the Storage stack's SSM parameters hold after its deploy, standing in for them.
 DNS = "fs-0123456789abcdef0.fsx.us-east-2.amazonaws.com"
@@ -55,7 +55,7 @@ def test_objects_carry_the_storage_stacks_real_fsx_facts(eks_template, eks_examp
         if p.get("Default") in by_parameter
     }
     assert len(refs) == 2, "the manifest reads both SSM parameters"
-    [manifest] = resources_of(eks_template, MANIFEST).values()
+    _, manifest = slurm_objects(eks_template)
     applied = json.loads(resolve_intrinsics(manifest["Properties"]["Manifest"], refs))
     for doc in applied:
         doc["metadata"].pop("labels")  # CDK's prune label
