@@ -53,5 +53,10 @@ def compute_group_taints(group: str) -> tuple[Taint, ...]:
     return (Taint(GPU_TAINT_KEY, group, GPU_TAINT_EFFECT),)
 
 
+def any_gpu_group_toleration() -> dict[str, str]:
+    """For the DaemonSets every GPU node needs (device plugins): the GPU taint of any group."""
+    return {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": GPU_TAINT_EFFECT}
+
+
 def system_labels() -> dict[str, str]:
     return {SYSTEM_ROLE_LABEL: SYSTEM_ROLE}

@@ -29,6 +29,18 @@ def _yaml(documents: list[dict[str, Any]]) -> str:
     return "---\n".join(yaml.dump(doc, Dumper=_Dumper, sort_keys=False) for doc in documents)
 
 
+def objects(resolved: ResolvedCluster, fsx: storage.FsxFacts) -> list[dict[str, Any]]:
+    """The objects gpucluster applies itself, before the `slurm` chart whose pods use them: the
+    EKS stack applies them with the deployed file system's facts, synth writes them with
+    placeholders."""
+    return [
+        storage.namespace(),
+        storage.state_storage_class(),
+        *storage.fsx_volume(resolved, fsx),
+        *filter(None, [accounts.configmap(resolved)]),
+    ]
+
+
 def render_manifests(resolved: ResolvedCluster, fsx: storage.FsxFacts | None = None) -> dict[str, str]:
     """Relative path -> file text. `fsx`: the deployed file system's facts; None writes the
     placeholders that name where they come from (storage.placeholder_facts)."""
@@ -36,12 +48,5 @@ def render_manifests(resolved: ResolvedCluster, fsx: storage.FsxFacts | None = N
     return {
         f"values/slurm-{SLINKY_TAG}.yaml": _yaml([slinky_values.slurm_values(resolved)]),
         f"values/slurm-operator-{SLINKY_TAG}.yaml": _yaml([slinky_values.operator_values()]),
-        "objects.yaml": _yaml(
-            [
-                storage.namespace(),
-                storage.state_storage_class(),
-                *storage.fsx_volume(resolved, facts),
-                *filter(None, [accounts.configmap(resolved)]),
-            ]
-        ),
+        "objects.yaml": _yaml(objects(resolved, facts)),
     }

@@ -12,15 +12,20 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from gpucluster.infra.constructs.nag import acknowledge
-from gpucluster.infra.eks.versions import ADD_ONS, POD_IDENTITY_AGENT
+from gpucluster.infra.eks.versions import ADD_ONS, CLUSTER_ADD_ONS, POD_IDENTITY_AGENT
 
 EBS_CSI = "aws-ebs-csi-driver"
+# Add-ons of DaemonSets only, which a cluster without nodes takes as they are. Every other one
+# runs a Deployment whose pods need a node before the add-on becomes ACTIVE, so it waits for
+# the system node group (as terraform-aws-eks orders its add-ons against compute).
+BEFORE_NODES = frozenset({"vpc-cni", "kube-proxy", "eks-pod-identity-agent"})
 EBS_CSI_SERVICE_ACCOUNT = "ebs-csi-controller-sa"
 EBS_CSI_POLICY = "service-role/AmazonEBSCSIDriverPolicy"
 
 
-def add_ons(scope: Construct, cluster: eks.ICluster) -> dict[str, eks.Addon]:
-    """Every add-on of ADD_ONS and the Pod Identity agent, by name."""
+def add_ons(scope: Construct, cluster: eks.ICluster, nodes: Construct) -> dict[str, eks.Addon]:
+    """Every add-on of ADD_ONS and CLUSTER_ADD_ONS and the Pod Identity agent, by name; those
+    not BEFORE_NODES after `nodes`."""
     agent = eks.Addon(
         scope,
         "AddOn-eks-pod-identity-agent",
@@ -29,7 +34,7 @@ def add_ons(scope: Construct, cluster: eks.ICluster) -> dict[str, eks.Addon]:
         addon_version=POD_IDENTITY_AGENT,
     )
     made = {"eks-pod-identity-agent": agent}
-    for name, version in ADD_ONS.items():
+    for name, version in {**ADD_ONS, **CLUSTER_ADD_ONS}.items():
         made[name] = eks.Addon(
             scope, f"AddOn-{name}", cluster=cluster, addon_name=name, addon_version=version
         )
@@ -54,6 +59,9 @@ def add_ons(scope: Construct, cluster: eks.ICluster) -> dict[str, eks.Addon]:
         "scoped to the driver's service account through Pod Identity",
         findings=(f"Policy::arn:<AWS::Partition>:iam::aws:policy/{EBS_CSI_POLICY}",),
     )
+    for name, addon in made.items():
+        if name not in BEFORE_NODES:
+            addon.node.add_dependency(nodes)
     ebs = made[EBS_CSI]
     ebs.node.add_dependency(agent)
     cfn = ebs.node.default_child

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 import aws_cdk as cdk
 
-from gpucluster.infra.eks.eks_stack import EksStack, HelmRelease, eks_stack_name
+from gpucluster.infra.eks.cluster_software import install_cluster_software
+from gpucluster.infra.eks.eks_stack import EksStack, eks_stack_name
 from gpucluster.infra.stacks.network_stack import NetworkStack
 from gpucluster.resolved import ResolvedCluster
 
@@ -19,11 +18,9 @@ def add_eks_stack(
     *,
     env: cdk.Environment,
     description: str,
-    releases: Callable[[EksStack], Sequence[HelmRelease]] | None = None,
 ) -> EksStack:
-    """The EKS stack on the Network stack's VPC; it waits for the Storage stack, whose file
-    systems its pods mount. `releases`, given the built stack (its fsx_facts, node groups),
-    returns the Helm charts CDK installs, in order."""
+    """The EKS stack on the Network stack's VPC, with what runs in the cluster
+    (cluster_software); it waits for the Storage stack, whose file systems its pods mount."""
     stack = EksStack(
         app,
         eks_stack_name(resolved),
@@ -33,11 +30,10 @@ def add_eks_stack(
         control_plane_subnet_ids=[subnet.ref_token for subnet in network.network.database_subnets],
         nodes_security_group_id=network.security_groups.nodes.att("GroupId"),
         efa_security_group_id=network.security_groups.efa.att("GroupId"),
-        with_kubectl=releases is not None,
+        with_kubectl=True,
         env=env,
         description=f"{description}: EKS cluster and node groups",
     )
     stack.add_stack_dependency(storage, "pods mount the file systems")
-    for release in releases(stack) if releases is not None else ():
-        stack.add_helm_release(release)
+    install_cluster_software(stack, resolved)
     return stack

@@ -8,6 +8,8 @@ Like the Cluster stack on EC2 it reads the retained Storage stack's facts from S
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,10 +24,15 @@ from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from gpucluster.eks.labels import system_labels
+from gpucluster.eks.storage import FsxFacts
 from gpucluster.infra.constructs.launch_settings import NodeLaunch, node_launch_template, node_tags
 from gpucluster.infra.constructs.nag import acknowledge
 from gpucluster.infra.eks.add_ons import add_ons
-from gpucluster.infra.eks.kubectl import acknowledge_kubectl_provider, kubectl_provider_options
+from gpucluster.infra.eks.kubectl import (
+    acknowledge_kubectl_provider,
+    kubectl_provider_options,
+    place_kubectl_provider,
+)
 from gpucluster.infra.eks.node_groups import AL2023_ROOT_DEVICE, GpuNodeGroup, GpuNodeGroupProps
 from gpucluster.infra.eks.versions import KUBERNETES_VERSION, SYSTEM_INSTANCE_TYPE, SYSTEM_NODE_COUNT
 from gpucluster.resolved import ResolvedCluster
@@ -37,22 +44,16 @@ SYSTEM_ROOT_GIB = 100
 @dataclass(frozen=True)
 class HelmRelease:
     """A chart from a directory in this repository, installed by CDK with `values` (through
-    the kubectl provider, which exists only when there is a release to install)."""
+    the kubectl provider, which exists only when there is a release to install). It deploys as
+    an asset with `subcharts` copied into its charts/: helm refuses a chart whose dependencies
+    are missing there, even disabled ones."""
 
     id: str
     chart_dir: Path
     release: str
     namespace: str
     values: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class FsxFacts:
-    """The FSx for Lustre file system the Storage stack keeps, as deploy-time tokens."""
-
-    file_system_id: str
-    dns_name: str
-    mount_name: str
+    subcharts: tuple[Path, ...] = ()
 
 
 class EksStack(cdk.Stack):
@@ -131,7 +132,7 @@ class EksStack(cdk.Stack):
         )
         cluster_group = self.cluster.cluster_security_group_id
         self._system_group(cluster, node_subnet, [cluster_group, nodes_security_group_id])
-        self.add_ons = add_ons(self, cluster)
+        self.add_ons = add_ons(self, cluster, self.system_node_group)
         self.node_groups = {
             group.name: GpuNodeGroup(
                 self,
@@ -153,12 +154,13 @@ class EksStack(cdk.Stack):
             )
             for group in resolved.groups
         }
-        self._last_release: eks.HelmChart | None = None
+        self._last_release: Construct | None = None
         if with_kubectl:
+            place_kubectl_provider(self.cluster, subnet_id)
             acknowledge_kubectl_provider(self.cluster, self.region)
 
     def add_helm_release(self, release: HelmRelease) -> eks.HelmChart:
-        """Install `release` after every release added before it (CRDs first, then the
+        """Install `release` after everything added before it (CRDs first, then the
         operator, then what it serves). Only on a stack built with_kubectl."""
         if self.cluster.kubectl_provider is None:
             raise ValueError("add_helm_release needs an EksStack built with_kubectl=True")
@@ -166,17 +168,48 @@ class EksStack(cdk.Stack):
             self,
             release.id,
             cluster=cast(eks.ICluster, self.cluster),
-            chart_asset=s3_assets.Asset(self, f"{release.id}Chart", path=str(release.chart_dir)),
+            chart_asset=self._chart_asset(release.id, release.chart_dir, release.subcharts),
             release=release.release,
             namespace=release.namespace,
             create_namespace=True,
             values=dict(release.values),
             wait=True,
         )
-        if self._last_release is not None:
-            chart.node.add_dependency(self._last_release)
-        self._last_release = chart
+        self._in_order(chart)
         return chart
+
+    def add_manifest(self, id: str, documents: Sequence[Mapping[str, Any]]) -> eks.KubernetesManifest:
+        """Apply `documents` (tokens allowed) after everything added before it."""
+        manifest = eks.KubernetesManifest(
+            self,
+            id,
+            cluster=cast(eks.ICluster, self.cluster),
+            manifest=[dict(doc) for doc in documents],
+            # apply, not create: a retried deploy finds them there already.
+            overwrite=True,
+        )
+        self._in_order(manifest)
+        return manifest
+
+    def _in_order(self, construct: Construct) -> None:
+        # The first waits for the nodes and add-ons its pods need (helm --wait would time out
+        # with no node or no pod network); each later one for the one before.
+        first = [self.system_node_group, *self.add_ons.values()]
+        for previous in [self._last_release] if self._last_release else first:
+            construct.node.add_dependency(previous)
+        self._last_release = construct
+
+    def _chart_asset(self, id: str, chart: Path, subcharts: Sequence[Path]) -> s3_assets.Asset:
+        """The chart directory as an S3 asset, its subcharts copied into its charts/. The asset
+        is staged into the cloud assembly as the Asset is built, so the copy can go after."""
+        if not subcharts:
+            return s3_assets.Asset(self, f"{id}Chart", path=str(chart))
+        with tempfile.TemporaryDirectory(prefix="gpucluster-chart-") as staging:
+            staged = Path(staging) / chart.name
+            shutil.copytree(chart, staged)
+            for subchart in subcharts:
+                shutil.copytree(subchart, staged / "charts" / subchart.name)
+            return s3_assets.Asset(self, f"{id}Chart", path=str(staged))
 
     def _system_group(
         self, cluster: eks.ICluster, subnet: ec2.ISubnet, security_group_ids: list[str]

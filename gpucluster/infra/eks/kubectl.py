@@ -17,6 +17,20 @@ def kubectl_provider_options(scope: Construct) -> eks.KubectlProviderOptions:
     return eks.KubectlProviderOptions(kubectl_layer=KubectlV35Layer(scope, "KubectlLayer"))
 
 
+def place_kubectl_provider(cluster: eks.Cluster, subnet_id: str) -> None:
+    """Run the provider's functions in the nodes' subnet (NAT, the S3 gateway endpoint).
+    aws_eks_v2 puts them in the control plane's subnets whenever the endpoint is private as
+    well, ignoring KubectlProviderOptions.private_subnets (aws-cdk-lib 2.275, cluster.js);
+    ours have no route out, so the functions could reach neither the EKS and Lambda APIs, nor
+    the chart assets in S3, nor CloudFormation's response URL, and each release would hang
+    until CloudFormation gives up."""
+    provider = cluster.kubectl_provider
+    assert provider is not None
+    for child in provider.node.find_all():
+        if isinstance(child, cdk.CfnResource) and child.cfn_resource_type == "AWS::Lambda::Function":
+            child.add_property_override("VpcConfig.SubnetIds", [subnet_id])
+
+
 def acknowledge_kubectl_provider(cluster: eks.Cluster, region: str) -> None:
     """aws_eks_v2's kubectl provider: Lambda functions and roles that CDK builds and versions;
     their policies are CDK's, not ours to pick. Acknowledged per finding (cdk-nag 3)."""

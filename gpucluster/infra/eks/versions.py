@@ -26,3 +26,34 @@ SYSTEM_INSTANCE_TYPE = "m7i.xlarge"
 SYSTEM_NODE_COUNT = 2
 # Runs EKS Pod Identity on each node, for the EBS CSI driver's role. Not confirmed offline.
 POD_IDENTITY_AGENT = "v1.3.8-eksbuild.2"
+
+# What the cluster needs for Slurm pods to run: cert-manager (the slurm-operator chart's
+# webhook certificate; certManager.enabled defaults to true in its values) and the FSx for
+# Lustre CSI driver (the static PersistentVolume of gpucluster.eks.storage) are EKS add-ons;
+# cert-manager is one of the community add-ons. Versions seen in public sources, not confirmed
+# for 1.33 offline (check with `aws eks describe-addon-versions` as above):
+# cert-manager v1.19.1-eksbuild.1 is the version created in aws/containers-roadmap#2712 (Nov
+# 2025); aws-fsx-csi-driver v1.7.0-eksbuild.1 is the lowest version the EKS user guide lists
+# for hybrid nodes (awsdocs/amazon-eks-user-guide#1215), later than aws/containers-roadmap#2625
+# (June 2025: the add-on was not yet offered for 1.33). The FSx add-on is built from
+# kubernetes-sigs/aws-fsx-csi-driver's chart, whose node DaemonSet tolerates every taint
+# (node.tolerateAllTaints: true in charts/aws-fsx-csi-driver/values.yaml), so it runs on the
+# tainted GPU nodes unconfigured; a static volume needs no AWS permissions for the controller.
+CERT_MANAGER = "cert-manager"
+FSX_CSI = "aws-fsx-csi-driver"
+CLUSTER_ADD_ONS: dict[str, str] = {
+    CERT_MANAGER: "v1.19.1-eksbuild.1",
+    FSX_CSI: "v1.7.0-eksbuild.1",
+}
+
+
+# The device plugins have no EKS add-on; their charts are vendored (small, Apache-2.0), each
+# with LICENSE and PROVENANCE, and deploy as chart assets like Slinky's: nothing is pulled
+# from a chart repository at deploy, and the suite renders them with the real helm.
+# NVIDIA/k8s-device-plugin v0.17.1 (also aws-ia/terraform-aws-eks-blueprints' pin for GPU
+# nodes with EFA, patterns/targeted-odcr/helm.tf) in gpucluster/data/nvidia-device-plugin/;
+# aws/eks-charts' aws-efa-k8s-device-plugin chart v0.5.30 (image v0.5.20) in
+# gpucluster/data/eks-charts/. Their images (nvcr.io, the EKS ECR account) are pulled by
+# the nodes at deploy, which no test here can do.
+NVIDIA_DEVICE_PLUGIN = "v0.17.1"
+EFA_DEVICE_PLUGIN = "v0.5.30"

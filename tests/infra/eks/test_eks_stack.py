@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpucluster.config.loader import load_config
-from gpucluster.infra.eks.versions import ADD_ONS, KUBERNETES_VERSION, POD_IDENTITY_AGENT
+from gpucluster.infra.eks.versions import ADD_ONS, CLUSTER_ADD_ONS, KUBERNETES_VERSION, POD_IDENTITY_AGENT
 from gpucluster.resolved import resolve
 from gpucluster.synth.app import synthesize
 from tests.conftest import EKS_EXAMPLES, REPO, resources_of
@@ -127,16 +127,17 @@ def test_add_ons_are_pinned(eks_synthesized):
     }
     assert {name: p["AddonVersion"] for name, p in found.items()} == {
         **ADD_ONS,
+        **CLUSTER_ADD_ONS,
         "eks-pod-identity-agent": POD_IDENTITY_AGENT,
     }
     [association] = found["aws-ebs-csi-driver"]["PodIdentityAssociations"]
     assert association["ServiceAccount"] == "ebs-csi-controller-sa"
 
 
-def test_no_kubectl_provider_without_helm_releases(eks_synthesized):
+def test_the_eks_app_has_the_kubectl_provider_that_installs_its_charts(eks_synthesized):
     eks = templates(eks_synthesized)["eks"]
-    assert not resources_of(eks, "AWS::Lambda::LayerVersion")
-    assert not resources_of(eks, "AWS::Lambda::Function")
+    assert resources_of(eks, "AWS::Lambda::LayerVersion")
+    assert resources_of(eks, "Custom::AWSCDK-EKS-HelmChart")
 
 
 def test_cfn_lint_is_clean(eks_synthesized):
