@@ -18,11 +18,8 @@ Settings (the function's environment, written by the EKS stack):
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import re
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -34,44 +31,16 @@ if TYPE_CHECKING or __package__:
     from .block_decision import DEFAULT_GRACE, EKS_SCALE_IN_LEAD, decide, iso_minute
     from .capacity_aws import ControllerError, read_block
     from .cluster_names import CLUSTER_SETTING
+    from .nodegroup_settings import GROUPS_SETTING, BlockNodeGroup, parse_groups
 else:  # run as the Lambda function's handler, where the sibling modules are top-level
     import runtime
     from block_decision import DEFAULT_GRACE, EKS_SCALE_IN_LEAD, decide, iso_minute
     from capacity_aws import ControllerError, read_block
     from cluster_names import CLUSTER_SETTING
+    from nodegroup_settings import GROUPS_SETTING, BlockNodeGroup, parse_groups
 
 LOG = logging.getLogger("nodegroup-scaler")
-GROUPS_SETTING = "GPUCLUSTER_BLOCK_GROUPS"
-# The modules the function's package holds: this one and what it imports.
-PACKAGE = ("nodegroup_scaler.py", "block_decision.py", "capacity_aws.py", "runtime.py", "cluster_names.py")
-_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
 AWS_ERRORS = (BotoCoreError, ClientError, ControllerError)
-
-
-@dataclass(frozen=True)
-class BlockNodeGroup:
-    group: str
-    nodegroup: str
-    count: int
-    reservation_id: str
-
-
-def parse_groups(text: str) -> list[BlockNodeGroup]:
-    """The groups in GPUCLUSTER_BLOCK_GROUPS; a runtime.SettingError names what is wrong."""
-    try:
-        raw = json.loads(text)
-        groups = [
-            BlockNodeGroup(str(g["group"]), str(g["nodegroup"]), int(g["count"]), str(g["reservation_id"]))
-            for g in raw
-        ]
-    except (json.JSONDecodeError, TypeError, KeyError, ValueError) as err:
-        raise runtime.SettingError(f"{GROUPS_SETTING} is not a list of groups: {err}") from err
-    for group in groups:
-        if group.count < 1 or not _RESERVATION_ID.match(group.reservation_id):
-            raise runtime.SettingError(
-                f"{GROUPS_SETTING}: group {group.group} has a bad count or reservation id"
-            )
-    return groups
 
 
 def apply_nodegroup_size(eks: Any, cluster: str, nodegroup: str, desired: int) -> str:

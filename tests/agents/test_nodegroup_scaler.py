@@ -16,15 +16,16 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from gpucluster.agents import block_decision, runtime
+from gpucluster.agents import block_decision
 from gpucluster.agents import nodegroup_scaler as scaler
+from gpucluster.agents import nodegroup_settings as settings
 from tests.agent_scripts import AGENTS
 from tests.agents.fakes import BLOCK_ID, END, GRACE, START
 
 CLUSTER = "p5eks"
 OTHER_BLOCK = "cr-0fedcba9876543210"
-H100 = scaler.BlockNodeGroup("h100", "p5eks-h100", 2, BLOCK_ID)
-H200 = scaler.BlockNodeGroup("h200", "p5eks-h200", 4, OTHER_BLOCK)
+H100 = settings.BlockNodeGroup("h100", "p5eks-h100", 2, BLOCK_ID)
+H200 = settings.BlockNodeGroup("h200", "p5eks-h200", 4, OTHER_BLOCK)
 
 
 def clients() -> tuple[Stubber, Stubber]:
@@ -57,7 +58,7 @@ def update(eks: Stubber, name: str, config: dict[str, int]) -> None:
     )
 
 
-def run(ec2: Stubber, eks: Stubber, groups: list[scaler.BlockNodeGroup], now: datetime) -> int:
+def run(ec2: Stubber, eks: Stubber, groups: list[settings.BlockNodeGroup], now: datetime) -> int:
     with ec2, eks:
         failed = scaler.run_once(ec2.client, eks.client, CLUSTER, groups, now)
         ec2.assert_no_pending_responses()
@@ -144,15 +145,21 @@ def test_the_decision_is_the_ec2_paths_with_the_eks_lead():
     ],
 )
 def test_bad_group_settings_are_refused_by_name(text):
-    with pytest.raises(runtime.SettingError, match=scaler.GROUPS_SETTING):
-        scaler.parse_groups(text)
+    with pytest.raises(settings.GroupsSettingError, match=settings.GROUPS_SETTING):
+        settings.parse_groups(text)
+
+
+def test_the_setting_the_stack_writes_is_the_one_the_function_reads():
+    assert settings.parse_groups(settings.groups_setting([H100, H200])) == [H100, H200]
 
 
 def test_the_package_imports_only_itself_the_standard_library_and_the_sdk():
     allowed = (
-        set(sys.stdlib_module_names) | {"boto3", "botocore"} | {n.removesuffix(".py") for n in scaler.PACKAGE}
+        set(sys.stdlib_module_names)
+        | {"boto3", "botocore"}
+        | {n.removesuffix(".py") for n in settings.PACKAGE}
     )
-    for name in scaler.PACKAGE:
+    for name in settings.PACKAGE:
         tree = ast.parse((AGENTS / name).read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
@@ -189,13 +196,13 @@ print(nodegroup_scaler.handler({}, None))
 
 
 def test_the_handler_runs_from_its_package_alone(tmp_path):
-    for name in scaler.PACKAGE:
+    for name in settings.PACKAGE:
         shutil.copy(AGENTS / name, tmp_path / name)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUCLUSTER_") and k != "PYTHONPATH"}
     groups = [{"group": "h100", "nodegroup": "p5eks-h100", "count": 2, "reservation_id": BLOCK_ID}]
     env |= {
         "GPUCLUSTER_CLUSTER": CLUSTER,
-        scaler.GROUPS_SETTING: json.dumps(groups),
+        settings.GROUPS_SETTING: json.dumps(groups),
         "AWS_REGION": "us-east-2",
         "PYTHONDONTWRITEBYTECODE": "1",
     }

@@ -25,6 +25,7 @@ from gpucluster.eks.labels import system_labels
 from gpucluster.infra.constructs.launch_settings import NodeLaunch, node_launch_template, node_tags
 from gpucluster.infra.constructs.nag import acknowledge
 from gpucluster.infra.eks.add_ons import add_ons
+from gpucluster.infra.eks.block_scaler import add_block_scaler
 from gpucluster.infra.eks.kubectl import acknowledge_kubectl_provider, kubectl_provider_options
 from gpucluster.infra.eks.node_groups import AL2023_ROOT_DEVICE, GpuNodeGroup, GpuNodeGroupProps
 from gpucluster.infra.eks.versions import KUBERNETES_VERSION, SYSTEM_INSTANCE_TYPE, SYSTEM_NODE_COUNT
@@ -153,6 +154,14 @@ class EksStack(cdk.Stack):
             )
             for group in resolved.groups
         }
+        # No head node runs the EC2 path's capacity controller here: a scheduled function sizes
+        # the Capacity Block node groups by the same decision.
+        self.block_scaler = add_block_scaler(
+            self,
+            cluster,
+            [(group, self.node_groups[group.name].node_group) for group in resolved.groups],
+            resolved.tags,
+        )
         self._last_release: eks.HelmChart | None = None
         if with_kubectl:
             acknowledge_kubectl_provider(self.cluster, self.region)
