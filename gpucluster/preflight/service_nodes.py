@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gpucluster.config import ClusterConfig
 from gpucluster.config.orchestrator import EKS
-from gpucluster.infra.eks.versions import SYSTEM_INSTANCE_TYPE, SYSTEM_NODE_COUNT
+from gpucluster.eks_nodes import SYSTEM_INSTANCE_TYPE, SYSTEM_NODE_COUNT
 
 
 def service_nodes(cfg: ClusterConfig) -> list[tuple[str, str, int]]:
