@@ -8,6 +8,9 @@ library, boto3/botocore and each other, never the rest of gpucluster.
 - capacity_controller: follows each Capacity Block's state and dates, sizes its Auto
   Scaling group and keeps a Slurm maintenance reservation before the block ends
   (its decision in block_decision, its AWS calls in capacity_aws).
+- nodegroup_scaler: the same decision for Capacity Block node groups on EKS, where no head
+  node runs: the EKS stack's scheduled Lambda function, packaged from the modules that
+  nodegroup_settings.PACKAGE names (not run on the head node).
 - node_cleanup: removes dynamic Slurm nodes whose EC2 instance is gone.
 - node_repair: replaces compute nodes that gpucluster's checks drained (their reasons in
   health_reasons), bounded per hour (its decision in repair_decision, its record in

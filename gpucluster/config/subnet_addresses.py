@@ -16,6 +16,11 @@ What takes an address (every node, file system and mount target sits in the one 
   unit any deployment type is sold in, plus one per 12000 metadata IOPS (the step of the
   user-provisioned values, fsx_rules.METADATA_IOPS), at least one: an upper estimate.
 No interface endpoint: the VPC's only endpoint is the S3 gateway, which takes no address.
+On EKS (orchestrator eks) there is no head and no login instance; the system node group's
+nodes take addresses instead, and the VPC CNI gives each pod an address of this subnet: per
+GPU node its default warm pool (two interfaces of network card 0), per system node every
+card-0 interface full (gpucluster/eks_nodes.py). The control plane's interfaces sit in its
+own two subnets.
 AWS reserves the first four and the last address of every subnet (VPC user guide,
 "Subnet CIDR blocks"); DescribeSubnets' AvailableIpAddressCount already leaves them out.
 """
@@ -27,7 +32,14 @@ from dataclasses import dataclass
 from math import ceil
 from typing import TYPE_CHECKING
 
+from gpucluster.config.orchestrator import EKS
 from gpucluster.efa import efa_interface_layout
+from gpucluster.eks_nodes import (
+    CNI_INTERFACES_PER_GPU_NODE,
+    SYSTEM_NODE_COUNT,
+    cni_addresses,
+    system_node_addresses,
+)
 
 if TYPE_CHECKING:
     from gpucluster.catalog import InstanceType
@@ -85,13 +97,34 @@ def _group_need(group: ComputeGroupConfig) -> AddressNeed:
     return AddressNeed(f"group {group.name}", group.count * each, f"{group.count} nodes x {each}")
 
 
+def _eks_group_need(group: ComputeGroupConfig) -> AddressNeed:
+    instance = group.instance
+    card0 = next(card.max_interfaces for card in instance.network_cards if card.index == 0)
+    pods = cni_addresses(instance.name, card0, CNI_INTERFACES_PER_GPU_NODE)
+    each = node_addresses(instance, group.efa) + pods
+    how = f"{group.count} nodes x {each}, {pods} of them the VPC CNI's for pods"
+    return AddressNeed(f"group {group.name}", group.count * each, how)
+
+
+def _node_needs(cfg: ClusterConfig) -> tuple[AddressNeed, ...]:
+    if cfg.orchestrator == EKS:
+        each = system_node_addresses()
+        return (
+            AddressNeed("system", SYSTEM_NODE_COUNT * each, f"{SYSTEM_NODE_COUNT} nodes x {each} with pods"),
+            *(_eks_group_need(g) for g in cfg.compute_groups),
+        )
+    return (
+        AddressNeed("head", 2, "the new one starts before the old one stops"),
+        AddressNeed("login", cfg.login_nodes.count),
+        *(_group_need(g) for g in cfg.compute_groups),
+    )
+
+
 def addresses_needed(cfg: ClusterConfig) -> AddressNeeds:
     fsx = cfg.storage.fsx_lustre
     return AddressNeeds(
         (
-            AddressNeed("head", 2, "the new one starts before the old one stops"),
-            AddressNeed("login", cfg.login_nodes.count),
-            *(_group_need(g) for g in cfg.compute_groups),
+            *_node_needs(cfg),
             AddressNeed("FSx", fsx_addresses(fsx) if fsx else 0, "estimate"),
             AddressNeed("EFS mount target", 1),
         )
@@ -134,6 +167,8 @@ def created_subnet_problem(cfg: ClusterConfig) -> str | None:
             return (
                 f"{found}; use network.cidr {larger} (node subnet {nodes}, {usable(nodes)} usable addresses)"
             )
+    if cfg.orchestrator == EKS:  # an existing VPC is refused on EKS (config/orchestrator.py)
+        return f"{found}; even a /{LARGEST_VPC_PREFIX} network.cidr is too small: use fewer nodes"
     return (
         f"{found}; even a /{LARGEST_VPC_PREFIX} network.cidr is too small: use an existing VPC "
         f"(network.vpc_id and subnet_id) whose subnet has {needs.total} free addresses, or fewer nodes"

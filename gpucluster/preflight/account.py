@@ -10,8 +10,10 @@ from gpucluster.ami.pin import describe_image, resolve_parameter
 from gpucluster.aws.clients import Clients
 from gpucluster.aws.errors import aws_call
 from gpucluster.config import ClusterConfig
+from gpucluster.config.orchestrator import EKS
 from gpucluster.config.subnet_addresses import addresses_needed, prefix_for
 from gpucluster.preflight.result import Result, failed, passed
+from gpucluster.preflight.service_nodes import service_nodes
 
 # The synthesized templates' CheckBootstrapVersion rule refuses older bootstrap stacks.
 MIN_BOOTSTRAP_VERSION = 6
@@ -57,9 +59,8 @@ def zone(clients: Clients, cfg: ClusterConfig) -> list[Result]:
 def _all_types(cfg: ClusterConfig) -> dict[str, int]:
     """Instance type -> how many the cluster runs at most."""
     counts: dict[str, int] = defaultdict(int)
-    counts[cfg.head_node.instance_type] += 1
-    if cfg.login_nodes.count:
-        counts[cfg.login_nodes.instance_type] += cfg.login_nodes.count
+    for _, instance_type, count in service_nodes(cfg):
+        counts[instance_type] += count
     for group in cfg.compute_groups:
         counts[group.instance_type] += group.count
     return dict(counts)
@@ -92,6 +93,8 @@ def instance_types(clients: Clients, cfg: ClusterConfig) -> list[Result]:
 
 
 def image(clients: Clients, cfg: ClusterConfig) -> list[Result]:
+    if cfg.orchestrator == EKS:
+        return [passed("AMI", "not used on EKS: node groups boot the EKS-optimized AMI of their AMI type")]
     ami_id = cfg.image.ami_id or resolve_parameter(clients, cfg.region, cfg.image.ssm_parameter)
     found = describe_image(clients, cfg.region, ami_id)
     if found is None:

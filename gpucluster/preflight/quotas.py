@@ -4,7 +4,8 @@ What counts (EC2 User Guide, "On-Demand Instance quotas",
 https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-on-demand-instances.html):
 each quota caps the vCPUs of one group of instance families, and "Capacity Reservations
 count toward your On-Demand Instance quotas, even if they are unused". So the head,
-the login nodes, on-demand groups and ODCR groups all count. A Capacity Block is bought
+the login nodes (on EKS the system node group instead), on-demand groups and ODCR groups
+all count. A Capacity Block is bought
 up front under limits of its own (64 instances per block, 256 across blocks: "Find and
 purchase Capacity Blocks"); its nodes are not counted here. EFA has no quota of its
 own: an EFA-capable type (p5, p5en, p6) counts under its family's quota.
@@ -22,6 +23,7 @@ from gpucluster.aws.errors import aws_call
 from gpucluster.catalog import load_catalog
 from gpucluster.config import CapacityBlockCapacity, ClusterConfig
 from gpucluster.preflight.result import Result, failed, passed
+from gpucluster.preflight.service_nodes import service_nodes
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ def family(instance_type: str) -> str | None:
 
 @dataclass(frozen=True)
 class Demand:
-    who: str  # "head", "login", or the compute group's name
+    who: str  # "head", "login", "system" (EKS) or the compute group's name
     instance_type: str
     count: int
     vcpus: int  # per instance
@@ -87,9 +89,7 @@ class Demand:
 
 def _counted(cfg: ClusterConfig) -> list[tuple[str, str, int]]:
     """(who, instance type, count) of every node that counts against an On-Demand quota."""
-    nodes = [("head", cfg.head_node.instance_type, 1)]
-    if cfg.login_nodes.count:
-        nodes.append(("login", cfg.login_nodes.instance_type, cfg.login_nodes.count))
+    nodes = service_nodes(cfg)
     nodes += [
         (g.name, g.instance_type, g.count)
         for g in cfg.compute_groups
@@ -99,7 +99,7 @@ def _counted(cfg: ClusterConfig) -> list[tuple[str, str, int]]:
 
 
 def _vcpus(clients: Clients, cfg: ClusterConfig, types: set[str]) -> dict[str, int]:
-    """vCPUs per type: the GPU catalog's, DescribeInstanceTypes for the rest (head, login)."""
+    """vCPUs per type: the GPU catalog's, DescribeInstanceTypes for the rest (service_nodes)."""
     catalog = load_catalog()
     found = {name: catalog.get(name).vcpus for name in types if name in catalog}
     rest = sorted(types - set(found))

@@ -5,9 +5,10 @@ from __future__ import annotations
 from gpucluster import names
 from gpucluster.bootstrap.userdata import USER_DATA_LIMIT
 from gpucluster.config import ClusterConfig
+from gpucluster.config.orchestrator import EKS
 from gpucluster.efa import efa_count
 from gpucluster.node_files import NodeFiles, with_bundle_url
-from gpucluster.synth.app import SynthResult
+from gpucluster.synth.app import K8S_DIR, SynthResult
 from gpucluster.tables import CliTable, table
 
 TEMPLATE_RESOURCE_LIMIT = 500
@@ -26,6 +27,18 @@ def user_data_sizes(node_files: NodeFiles, account: str | None, region: str) -> 
     for group, text in node_files.compute_user_data.items():
         sizes[f"compute/{group}"] = len(with_bundle_url(text, url).encode())
     return sizes
+
+
+def _manifests(result: SynthResult) -> CliTable:
+    """On EKS no node boots from our user data (node groups boot the EKS AMI, Slurm runs in
+    pods): what the synth wrote for the cluster instead are its Kubernetes manifests."""
+    root = result.outdir / K8S_DIR
+    files = sorted(path for path in root.rglob("*") if path.is_file())
+    return table(
+        f"Kubernetes manifests ({root})",
+        ("file", "bytes"),
+        [(str(path.relative_to(root)), f"{path.stat().st_size:,}") for path in files],
+    )
 
 
 def cluster_summary(cfg: ClusterConfig, result: SynthResult) -> list[CliTable]:
@@ -61,6 +74,8 @@ def cluster_summary(cfg: ClusterConfig, result: SynthResult) -> list[CliTable]:
         ("group", "instance type", "capacity", "nodes", "GPUs", "EFA/node", "placement group"),
         group_rows,
     )
+    if cfg.orchestrator == EKS:
+        return [stacks, groups, _manifests(result)]
     userdata = table(
         f"user-data (budget {USER_DATA_LIMIT} bytes per role)",
         ("role", "bytes"),

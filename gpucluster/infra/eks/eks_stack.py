@@ -28,6 +28,7 @@ from gpucluster.eks.storage import FsxFacts
 from gpucluster.infra.constructs.launch_settings import NodeLaunch, node_launch_template, node_tags
 from gpucluster.infra.constructs.nag import acknowledge
 from gpucluster.infra.eks.add_ons import add_ons
+from gpucluster.infra.eks.block_scaler import add_block_scaler
 from gpucluster.infra.eks.kubectl import (
     acknowledge_kubectl_provider,
     kubectl_provider_options,
@@ -154,6 +155,14 @@ class EksStack(cdk.Stack):
             )
             for group in resolved.groups
         }
+        # No head node runs the EC2 path's capacity controller here: a scheduled function sizes
+        # the Capacity Block node groups by the same decision.
+        self.block_scaler = add_block_scaler(
+            self,
+            cluster,
+            [(group, self.node_groups[group.name].node_group) for group in resolved.groups],
+            resolved.tags,
+        )
         self._last_release: Construct | None = None
         if with_kubectl:
             place_kubectl_provider(self.cluster, subnet_id)

@@ -9,6 +9,10 @@ each with `aws eks describe-addon-versions --kubernetes-version 1.33 --addon-nam
 
 from __future__ import annotations
 
+# The system node group, defined where the subnet sizing reads it too.
+from gpucluster.eks_nodes import SYSTEM_INSTANCE_TYPE as SYSTEM_INSTANCE_TYPE
+from gpucluster.eks_nodes import SYSTEM_NODE_COUNT as SYSTEM_NODE_COUNT
+
 KUBERNETES_VERSION = "1.33"
 
 # EKS add-on name -> pinned version for KUBERNETES_VERSION.
@@ -20,10 +24,6 @@ ADD_ONS: dict[str, str] = {
     "aws-ebs-csi-driver": "v1.48.0-eksbuild.2",
 }
 
-# The small on-demand node group that runs the cluster's own pods (CoreDNS, the Slinky
-# operator, slurmctld, the login pods), so that no GPU node is needed to keep Slurm up.
-SYSTEM_INSTANCE_TYPE = "m7i.xlarge"
-SYSTEM_NODE_COUNT = 2
 # Runs EKS Pod Identity on each node, for the EBS CSI driver's role. Not confirmed offline.
 POD_IDENTITY_AGENT = "v1.3.8-eksbuild.2"
 
