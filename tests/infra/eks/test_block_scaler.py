@@ -35,8 +35,13 @@ def groups_in(function) -> list[BlockNodeGroup]:
 
 
 def scaler(template):
-    [function] = resources_of(template, "AWS::Lambda::Function").values()
-    [policy] = resources_of(template, "AWS::IAM::Policy").values()
+    """The scaler's function and its role's policy (the kubectl provider's are CDK's own)."""
+    function = resources_of(template, "AWS::Lambda::Function")[
+        logical_of(template, "AWS::Lambda::Function", "BlockScaler")
+    ]
+    policy = resources_of(template, "AWS::IAM::Policy")[
+        logical_of(template, "AWS::IAM::Policy", "BlockScaler")
+    ]
     return function, policy
 
 
