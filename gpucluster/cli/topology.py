@@ -144,6 +144,7 @@ def annotate(
         raise BadInput(source, err.field, err.what, err.fix) from err
     waiting = unplaced(nodes, placements)
     if waiting:
-        warn_each([f"{len(waiting)} node(s) EC2 does not describe yet, flat until it does: {', '.join(waiting)}"])
+        names = ", ".join(waiting)
+        warn_each([f"{len(waiting)} node(s) EC2 does not describe yet, flat until it does: {names}"])
     for command in annotate_commands(placed):
         out.print(command, highlight=False, markup=False, soft_wrap=True)

@@ -30,9 +30,9 @@ def _yaml(documents: list[dict[str, Any]]) -> str:
 
 
 def objects(resolved: ResolvedCluster, fsx: storage.FsxFacts) -> list[dict[str, Any]]:
-    """The objects gpucluster applies itself, before the `slurm` chart whose pods use them (and
-    the topology writer's node access, topology.writer_rbac): the EKS stack applies them with the deployed file system's facts, synth writes them with
-    placeholders."""
+    """The objects gpucluster applies itself, before the `slurm` chart whose pods use them, and
+    the topology writer's access to nodes (topology.writer_rbac): the EKS stack applies them
+    with the deployed file system's facts, synth writes them with placeholders."""
     return [
         storage.namespace(),
         storage.state_storage_class(),
