@@ -24,7 +24,6 @@ from typing import Any
 from gpucluster.agents.ec2_topology import build, render_conf
 from gpucluster.agents.node_annotations import ANNOTATION as ANNOTATION
 from gpucluster.agents.node_annotations import INSTANCE_TYPE_LABEL as INSTANCE_TYPE_LABEL
-from gpucluster.agents.node_annotations import ComputeNode as ComputeNode
 from gpucluster.agents.node_annotations import node_annotations as node_annotations
 from gpucluster.agents.node_annotations import parse_nodes as parse_nodes
 from gpucluster.agents.node_annotations import unplaced as unplaced
