@@ -45,6 +45,10 @@ def compute_node_name(group: str, instance_id: str) -> str:
     return COMPUTE_NODE_NAME_FORMAT.format(group=group, instance_id=instance_id)
 
 
+# The label the EKS stack puts on a compute group's Kubernetes nodes (gpucluster.eks.labels),
+# by which the EKS topology writer finds the nodes it places.
+LABEL_PREFIX = "gpucluster.io"
+COMPUTE_GROUP_LABEL = f"{LABEL_PREFIX}/compute-group"
 # The head node's agents read their settings (GPUCLUSTER_*) from this file, which the
 # bootstrap installs and their systemd units name in EnvironmentFile=.
 AGENT_ENV_FILE = "/etc/gpucluster/agents.env"

@@ -128,7 +128,7 @@ def annotate(
     """Print the `kubectl annotate` commands that place an EKS cluster's compute nodes in
     Slurm's topology, as the head places the same instances on EC2."""
     from gpucluster.agents.ec2_topology import TopologyError, parse_response
-    from gpucluster.eks.topology import annotate_commands, node_annotations, parse_nodes
+    from gpucluster.eks.topology import annotate_commands, node_annotations, parse_nodes, unplaced
 
     describe = _read_json(
         describe_json, "save the output of `aws ec2 describe-instance-topology --output json`"
@@ -142,10 +142,9 @@ def annotate(
         placed = node_annotations(nodes, placements)
     except TopologyError as err:
         raise BadInput(source, err.field, err.what, err.fix) from err
-    unplaced = sorted(node.name for node in nodes if node.name not in placed)
-    if unplaced:
-        warn_each(
-            [f"{len(unplaced)} node(s) EC2 does not describe yet, left unplaced: {', '.join(unplaced)}"]
-        )
+    waiting = unplaced(nodes, placements)
+    if waiting:
+        names = ", ".join(waiting)
+        warn_each([f"{len(waiting)} node(s) EC2 does not describe yet, flat until it does: {names}"])
     for command in annotate_commands(placed):
         out.print(command, highlight=False, markup=False, soft_wrap=True)

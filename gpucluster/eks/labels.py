@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# The label key prefix owned by gpucluster.
-LABEL_PREFIX = "gpucluster.io"
-COMPUTE_GROUP_LABEL = f"{LABEL_PREFIX}/compute-group"
+# The label key prefix owned by gpucluster, and the compute group's label: written where the
+# EKS topology writer (an agent module that imports nothing else) reads it too.
+from gpucluster.agents.cluster_names import COMPUTE_GROUP_LABEL as COMPUTE_GROUP_LABEL
+from gpucluster.agents.cluster_names import LABEL_PREFIX as LABEL_PREFIX
+
 # The system node group's label: slurmctld, slurmrestd, the login pods and the operator.
 SYSTEM_ROLE_LABEL = f"{LABEL_PREFIX}/role"
 SYSTEM_ROLE = "system"

@@ -11,34 +11,28 @@ node is placed under the same switches on both orchestrators. Slurm needs the ro
 topology.conf before it places a dynamic node under it: the controller gets the EC2 path's
 empty tree (the root and the flat leaf) and the EC2 path's TopologyPlugin.
 
-Nothing in Kubernetes writes the annotation from EC2: `node_annotations` computes it from a
-node list and a DescribeInstanceTopology answer (`gpucluster topology annotations`).
+Each compute node's annotation is computed by gpucluster.agents.node_annotations, for the EKS
+stack's topology writer (a scheduled function that patches the nodes every minute,
+gpucluster/infra/eks/topology_writer.py) and for `gpucluster topology annotations` (by hand).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from gpucluster.agents.ec2_topology import (
-    DESCRIBED_TYPES,
-    Placement,
-    TopologyError,
-    build,
-    render_conf,
-    topology_unit,
-)
-from gpucluster.eks.labels import COMPUTE_GROUP_LABEL
+from gpucluster.agents.ec2_topology import build, render_conf
+from gpucluster.agents.node_annotations import ANNOTATION as ANNOTATION
+from gpucluster.agents.node_annotations import INSTANCE_TYPE_LABEL as INSTANCE_TYPE_LABEL
+from gpucluster.agents.node_annotations import node_annotations as node_annotations
+from gpucluster.agents.node_annotations import parse_nodes as parse_nodes
+from gpucluster.agents.node_annotations import unplaced as unplaced
+from gpucluster.agents.topology_writer_settings import KUBERNETES_GROUP
 from gpucluster.slurm.site import SlurmSite
 
-ANNOTATION = "topology.slinky.slurm.net/spec"
 TOPOLOGY_CONF = "topology.conf"
-# The kubelet's well-known label (kubernetes.io/docs/reference/labels-annotations-taints).
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-# The AWS cloud provider's providerID: aws:///<zone>/<instance id>.
-_PROVIDER_ID = re.compile(r"^aws:///[a-z0-9-]*/(i-[0-9a-f]{8}(?:[0-9a-f]{9})?)$")
+# The ClusterRole (and its binding) of the topology writer's Kubernetes group.
+WRITER_ROLE = "gpucluster-topology-writer"
 
 
 def topology_plugin() -> str:
@@ -52,62 +46,31 @@ def topology_conf(cluster: str) -> str:
     return render_conf(
         build((), {}),
         f"topology.conf of gpucluster {cluster} on EKS: Slinky places each node under the switches\n"
-        f"its Kubernetes node's {ANNOTATION} annotation names (gpucluster topology annotations)",
+        f"its Kubernetes node's {ANNOTATION} annotation names (the topology writer sets it)",
     )
 
 
-@dataclass(frozen=True)
-class ComputeNode:
-    """A Kubernetes node of a compute node group."""
-
-    name: str
-    instance_id: str
-    instance_type: str
+RBAC_API = "rbac.authorization.k8s.io"
 
 
-def _field(value: Any, where: str, what: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise TopologyError(where, f"must be a non-empty string, got {value!r}", what)
-    return value
-
-
-def parse_nodes(doc: Any) -> list[ComputeNode]:
-    """The compute nodes (COMPUTE_GROUP_LABEL) of `kubectl get nodes -o json`."""
-    fix = "save the output of `kubectl get nodes -o json`"
-    if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
-        raise TopologyError("items", "missing: expected an object with an 'items' list", fix)
-    nodes = []
-    for index, item in enumerate(doc["items"]):
-        where = f"items[{index}]"
-        if not isinstance(item, dict):
-            raise TopologyError(where, f"expected an object, got {type(item).__name__}", fix)
-        metadata = item.get("metadata") or {}
-        labels = metadata.get("labels") or {}
-        if COMPUTE_GROUP_LABEL not in labels:
-            continue
-        name = _field(metadata.get("name"), f"{where}.metadata.name", fix)
-        provider_id = _field((item.get("spec") or {}).get("providerID"), f"{where}.spec.providerID", fix)
-        match = _PROVIDER_ID.match(provider_id)
-        if match is None:
-            raise TopologyError(
-                f"{where}.spec.providerID",
-                f"'{provider_id}' is not an EC2 instance's provider id",
-                "EKS nodes have aws:///<zone>/<instance id>",
-            )
-        instance_type = _field(labels.get(INSTANCE_TYPE_LABEL), f"{where}.metadata.labels", fix)
-        nodes.append(ComputeNode(name, match.group(1), instance_type))
-    return nodes
-
-
-def node_annotations(nodes: list[ComputeNode], placements: list[Placement]) -> dict[str, str]:
-    """Kubernetes node name -> the annotation's value, as the EC2 path places the same
-    instances: a described type under its network nodes, any other type under the flat
-    switch. A described type EC2 has not placed yet gets none and takes no job until it is
-    placed, as on EC2 (topology_agent)."""
-    flat = [node.name for node in nodes if node.instance_type not in DESCRIBED_TYPES]
-    described = {node.instance_id: node.name for node in nodes if node.instance_type in DESCRIBED_TYPES}
-    topology = build(placements, described, flat)
-    return {name: topology_unit(path) for name, path in sorted(topology.paths.items())}
+def writer_rbac() -> list[dict[str, Any]]:
+    """What the topology writer's group may do in Kubernetes: read and patch nodes, nothing else
+    (its EKS access entry maps its IAM role to KUBERNETES_GROUP)."""
+    return [
+        {
+            "apiVersion": f"{RBAC_API}/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": WRITER_ROLE},
+            "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]}],
+        },
+        {
+            "apiVersion": f"{RBAC_API}/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": WRITER_ROLE},
+            "roleRef": {"apiGroup": RBAC_API, "kind": "ClusterRole", "name": WRITER_ROLE},
+            "subjects": [{"apiGroup": RBAC_API, "kind": "Group", "name": KUBERNETES_GROUP}],
+        },
+    ]
 
 
 def annotate_commands(annotations: Mapping[str, str]) -> list[str]:

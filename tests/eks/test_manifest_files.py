@@ -42,7 +42,7 @@ def test_without_fsx_no_volume_is_written_or_mounted():
     )
     bare = cluster.__class__(**{**cluster.__dict__, "config": config})
     objects = list(yaml.safe_load_all(render_manifests(bare)["objects.yaml"]))
-    assert [d["kind"] for d in objects] == ["Namespace", "StorageClass"]
+    assert [d["kind"] for d in objects] == ["Namespace", "StorageClass", "ClusterRole", "ClusterRoleBinding"]
     values = nodeset_values(bare, bare.groups[0])
     assert values["podSpec"]["volumes"] == [] and values["slurmd"]["volumeMounts"] == []
 

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpucluster.agents.ec2_topology import ROOT_SWITCH, TOPOLOGY_NAME, TopologyError, parse_response
+from gpucluster.agents.topology_writer_settings import KUBERNETES_GROUP
 from gpucluster.cli import app
 from gpucluster.eks import labels, topology
 from gpucluster.slurm.conf import render_slurm_files
@@ -70,9 +71,11 @@ def test_annotations_are_the_ec2_paths_units_under_the_controllers_root(rendered
     first = DESCRIBED[0]
     assert placed["ip-10-0-0-0"] == ":".join((TOPOLOGY_NAME, ROOT_SWITCH, *first["NetworkNodes"]))
     assert placed["ip-10-0-1-1"] == f"{TOPOLOGY_NAME}:{ROOT_SWITCH}:flat"
-    # A described type EC2 has not placed yet, and a system node, get none.
-    assert "ip-10-0-1-2" not in placed and "ip-10-0-9-9" not in placed
-    assert len(placed) == len(DESCRIBED) + 1
+    # A described type EC2 has not placed yet is flat until it is (schedulable meanwhile); a
+    # system node gets none.
+    assert placed["ip-10-0-1-2"] == f"{TOPOLOGY_NAME}:{ROOT_SWITCH}:flat"
+    assert "ip-10-0-9-9" not in placed
+    assert len(placed) == len(DESCRIBED) + 2
     known = switches(_config_file(rendered["p5"], topology.TOPOLOGY_CONF))
     for unit in placed.values():
         name, root, *_ = unit.split(":")
@@ -104,9 +107,10 @@ def test_cli_prints_one_kubectl_annotate_per_placed_node(tmp_path):
     result = _annotations_cli(tmp_path, node_list())
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert len(lines) == len(DESCRIBED) + 1
+    assert len(lines) == len(DESCRIBED) + 2
     assert f"kubectl annotate node ip-10-0-1-1 {topology.ANNOTATION}=default:ec2:flat --overwrite" in lines
-    assert "1 node(s) EC2 does not describe yet, left unplaced: ip-10-0-1-2" in result.stderr
+    assert f"kubectl annotate node ip-10-0-1-2 {topology.ANNOTATION}=default:ec2:flat --overwrite" in lines
+    assert "1 node(s) EC2 does not describe yet, flat until it does: ip-10-0-1-2" in result.stderr
 
 
 def test_cli_bad_node_list_is_exit_2_naming_file_and_field(tmp_path):
@@ -116,3 +120,19 @@ def test_cli_bad_node_list_is_exit_2_naming_file_and_field(tmp_path):
     assert result.exit_code == 2, result.output
     assert "nodes.json" in result.stderr and "items[0].spec.providerID" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_the_topology_writer_may_only_get_list_and_patch_nodes(rendered):
+    """Its access entry's group (topology_writer_settings) is bound to a ClusterRole with that
+    one rule, applied with the cluster's other objects."""
+    docs = [doc for doc in rendered["p5"] if doc["kind"].startswith("ClusterRole")]
+    role, binding = sorted(docs, key=lambda d: d["kind"])
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]}]
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": role["metadata"]["name"],
+    }
+    assert binding["subjects"] == [
+        {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": KUBERNETES_GROUP}
+    ]

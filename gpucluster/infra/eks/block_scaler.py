@@ -15,16 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import cast
 
 import aws_cdk as cdk
 from aws_cdk import aws_eks_v2 as eks
-from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from gpucluster.agents.cluster_names import CLUSTER_SETTING
@@ -37,17 +33,8 @@ from gpucluster.agents.nodegroup_settings import (
 )
 from gpucluster.infra.constructs.compute_fleet import CAPACITY_BLOCK
 from gpucluster.infra.constructs.nag import acknowledge
+from gpucluster.infra.eks.agent_function import agent_function, agent_role
 from gpucluster.resolved.groups import ResolvedGroup
-
-AGENTS = Path(__file__).resolve().parents[2] / "agents"
-# The newest Python runtime Lambda offers (Lambda developer guide, "Building Lambda functions
-# with Python"); it includes boto3, the package's only dependency.
-RUNTIME = lambda_.Runtime.PYTHON_3_14
-SCHEDULE = cdk.Duration.minutes(1)
-# A run makes two or three calls per group, each bounded by the agents' client timeouts;
-# under the schedule's minute, so runs never overlap.
-TIMEOUT = cdk.Duration.seconds(50)
-LOG_RETENTION = logs.RetentionDays.THREE_MONTHS
 
 
 @dataclass(frozen=True)
@@ -63,14 +50,8 @@ class BlockScaler(Construct):
 
     def __init__(self, scope: Construct, id: str, props: BlockScalerProps) -> None:
         super().__init__(scope, id)
-        log_group = logs.LogGroup(
-            self, "Log", retention=LOG_RETENTION, removal_policy=cdk.RemovalPolicy.DESTROY
-        )
-        role = iam.Role(
-            self,
-            "Role",
-            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description=f"gpucluster {props.cluster_name}: size Capacity Block node groups to their blocks",
+        role, log_group = agent_role(
+            self, f"gpucluster {props.cluster_name}: size Capacity Block node groups to their blocks"
         )
         role.add_to_policy(
             iam.PolicyStatement(
@@ -86,7 +67,6 @@ class BlockScaler(Construct):
                 resources=[node_group.nodegroup_arn for _, node_group in props.groups],
             )
         )
-        log_group.grant_write(role)
         acknowledge(
             role,
             "IAM5",
@@ -94,34 +74,18 @@ class BlockScaler(Construct):
             "node group and log writes name their resources",
             findings=("Resource::*",),
         )
-        self.function = lambda_.Function(
+        self.function = agent_function(
             self,
-            "Function",
-            runtime=RUNTIME,
-            handler=HANDLER,
-            code=lambda_.Code.from_asset(str(AGENTS), exclude=["*", *(f"!{name}" for name in PACKAGE)]),
             role=role,
-            timeout=TIMEOUT,
-            memory_size=256,
             log_group=log_group,
+            handler=HANDLER,
+            package=PACKAGE,
             environment={
                 CLUSTER_SETTING: props.cluster_name,
                 GROUPS_SETTING: groups_setting([group for group, _ in props.groups]),
             },
             description=f"gpucluster {props.cluster_name}: Capacity Block node groups follow their blocks",
-        )
-        # aws-cdk-lib writes a DependsOn on the role beside the GetAtt that already orders them
-        # (cfn-lint W3005), as on the kubectl provider's functions (kubectl.py).
-        cast(cdk.CfnResource, self.function.node.default_child).add_metadata(
-            "cfn-lint", {"config": {"ignore_checks": ["W3005"]}}
-        )
-        events.Rule(
-            self,
-            "Schedule",
-            schedule=events.Schedule.rate(SCHEDULE),
-            description=f"gpucluster {props.cluster_name}: run the Capacity Block node-group scaler",
-            # A missed run is simply the next minute's: no retry of a stale one.
-            targets=[targets.LambdaFunction(self.function, retry_attempts=0)],
+            schedule_description=f"gpucluster {props.cluster_name}: run the Capacity Block node-group scaler",
         )
         for key, value in props.tags.items():
             cdk.Tags.of(self).add(key, value)

@@ -35,6 +35,7 @@ from gpucluster.infra.eks.kubectl import (
     place_kubectl_provider,
 )
 from gpucluster.infra.eks.node_groups import AL2023_ROOT_DEVICE, GpuNodeGroup, GpuNodeGroupProps
+from gpucluster.infra.eks.topology_writer import TopologyWriter
 from gpucluster.infra.eks.versions import KUBERNETES_VERSION, SYSTEM_INSTANCE_TYPE, SYSTEM_NODE_COUNT
 from gpucluster.resolved import ResolvedCluster
 
@@ -163,6 +164,8 @@ class EksStack(cdk.Stack):
             [(group, self.node_groups[group.name].node_group) for group in resolved.groups],
             resolved.tags,
         )
+        # Nor the EC2 path's topology timer: a scheduled function places the compute nodes.
+        self.topology_writer = TopologyWriter(self, "TopologyWriter", self.cluster, resolved.tags)
         self._last_release: Construct | None = None
         if with_kubectl:
             place_kubectl_provider(self.cluster, subnet_id)

@@ -34,15 +34,17 @@ def groups_in(function) -> list[BlockNodeGroup]:
     return parse_groups(text)
 
 
+def of_construct(template, kind, prefix):
+    """The one resource of `kind` the construct `prefix` (its logical id's start) made."""
+    [found] = [res for logical, res in resources_of(template, kind).items() if logical.startswith(prefix)]
+    return found
+
+
 def scaler(template):
-    """The scaler's function and its role's policy (the kubectl provider's are CDK's own)."""
-    function = resources_of(template, "AWS::Lambda::Function")[
-        logical_of(template, "AWS::Lambda::Function", "BlockScaler")
-    ]
-    policy = resources_of(template, "AWS::IAM::Policy")[
-        logical_of(template, "AWS::IAM::Policy", "BlockScaler")
-    ]
-    return function, policy
+    return (
+        of_construct(template, "AWS::Lambda::Function", "BlockScaler"),
+        of_construct(template, "AWS::IAM::Policy", "BlockScaler"),
+    )
 
 
 def test_the_function_sizes_the_block_group_by_its_own_name_every_minute(eks_synthesized):
@@ -56,7 +58,7 @@ def test_the_function_sizes_the_block_group_by_its_own_name_every_minute(eks_syn
     # The node group's Ref is "<cluster>/<node group>", which DescribeNodegroup refuses.
     node_group = logical_of(template, "AWS::EKS::Nodegroup", "Computeh100")
     assert groups_in(function) == [BlockNodeGroup(GROUP, f"{node_group}.NodegroupName", 2, BLOCK)]
-    [rule] = resources_of(template, "AWS::Events::Rule").values()
+    rule = of_construct(template, "AWS::Events::Rule", "BlockScaler")
     assert rule["Properties"]["ScheduleExpression"] == "rate(1 minute)"
     [target] = rule["Properties"]["Targets"]
     function_logical = logical_of(template, "AWS::Lambda::Function", "BlockScaler")
@@ -104,5 +106,5 @@ def test_only_capacity_block_groups_are_sized_and_none_means_no_function():
         d["compute_groups"][0]["capacity"] = {"type": "on-demand"}
 
     template, _ = eks_template(change=on_demand_only)
-    assert not resources_of(template, "AWS::Lambda::Function")
-    assert not resources_of(template, "AWS::Events::Rule")
+    for kind in ("AWS::Lambda::Function", "AWS::Events::Rule"):
+        assert not [logical for logical in resources_of(template, kind) if logical.startswith("BlockScaler")]
