@@ -31,7 +31,12 @@ PAGE = 500
 
 
 class KubeApiError(RuntimeError):
-    """A Kubernetes API call that failed: the method, the path and what the server said."""
+    """A Kubernetes API call that failed: the method, the path and what the server said, and
+    the HTTP status when the server answered (409: it exists already; 404: it does not)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def token(sts: Any, cluster: str) -> str:
@@ -94,7 +99,7 @@ class KubeApi:
                 return json.loads(response.read() or b"null")
         except urllib.error.HTTPError as err:
             detail = err.read().decode(errors="replace")[:300]
-            raise KubeApiError(f"{method} {path}: HTTP {err.code} {detail}") from err
+            raise KubeApiError(f"{method} {path}: HTTP {err.code} {detail}", err.code) from err
         except (urllib.error.URLError, OSError, ValueError) as err:
             raise KubeApiError(f"{method} {path}: {err}") from err
 
@@ -121,3 +126,24 @@ class KubeApi:
             {"metadata": {"annotations": {key: value}}},
             "application/merge-patch+json",
         )
+
+    def _secret_path(self, namespace: str, name: str = "") -> str:
+        path = f"/api/v1/namespaces/{urllib.parse.quote(namespace, safe='')}/secrets"
+        return f"{path}/{urllib.parse.quote(name, safe='')}" if name else path
+
+    def create_secret(self, secret: dict[str, Any]) -> None:
+        """Create `secret` (a v1 Secret naming its namespace); HTTP 409 if it exists."""
+        self._call("POST", self._secret_path(secret["metadata"]["namespace"]), secret, "application/json")
+
+    def replace_secret(self, secret: dict[str, Any]) -> None:
+        """Replace the Secret of `secret`'s name with it (an update without resourceVersion,
+        which Secrets allow): keys it lacks are gone afterwards."""
+        metadata = secret["metadata"]
+        self._call(
+            "PUT", self._secret_path(metadata["namespace"], metadata["name"]), secret, "application/json"
+        )
+
+    def patch_secret(self, namespace: str, name: str, patch: dict[str, Any]) -> None:
+        """JSON merge patch of one Secret: the keys `patch` names change, the others stay;
+        HTTP 404 if there is no such Secret."""
+        self._call("PATCH", self._secret_path(namespace, name), patch, "application/merge-patch+json")

@@ -118,7 +118,7 @@ def configure_logging(verbose: bool) -> None:
 
 
 # The services the agents call; boto3-stubs types boto3.client by literal service name.
-Service = Literal["ec2", "autoscaling", "ssm", "cloudwatch", "eks", "sts"]
+Service = Literal["ec2", "autoscaling", "ssm", "cloudwatch", "eks", "sts", "secretsmanager"]
 
 
 def client(service: Service, region: str) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from gpucluster.eks import accounts, slinky_values, storage, topology
+from gpucluster.eks import accounting_password, accounts, slinky_values, storage, topology
 from gpucluster.resolved import ResolvedCluster
 
 # The vendored charts (gpucluster/data/slinky/<tag>/helm/<chart>) these values are for.
@@ -31,7 +31,8 @@ def _yaml(documents: list[dict[str, Any]]) -> str:
 
 def objects(resolved: ResolvedCluster, fsx: storage.FsxFacts) -> list[dict[str, Any]]:
     """The objects gpucluster applies itself, before the `slurm` chart whose pods use them, and
-    the topology writer's access to nodes (topology.writer_rbac): the EKS stack applies them
+    the topology writer's access to nodes (topology.writer_rbac) and, with a database, the
+    password writer's to its Secret (accounting_password.writer_rbac): the EKS stack applies them
     with the deployed file system's facts, synth writes them with placeholders."""
     return [
         storage.namespace(),
@@ -39,6 +40,7 @@ def objects(resolved: ResolvedCluster, fsx: storage.FsxFacts) -> list[dict[str, 
         *storage.fsx_volume(resolved, fsx),
         *filter(None, [accounts.configmap(resolved)]),
         *topology.writer_rbac(),
+        *accounting_password.writer_rbac(resolved),
     ]
 
 

@@ -1,7 +1,8 @@
 """A scheduled agent function of the EKS stack: a package of a few agent modules, run every
 minute by an EventBridge schedule, with its own role and log group. The Capacity Block scaler
 (block_scaler.py) and the topology writer (topology_writer.py) are built by it; each adds its
-own statements to the role.
+own statements to the role. The accounting password writer (accounting_secret.py) is the same
+function without the schedule.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def agent_role(scope: Construct, description: str) -> tuple[iam.Role, logs.LogGr
     return role, log_group
 
 
-def agent_function(
+def packaged_function(
     scope: Construct,
     *,
     role: iam.Role,
@@ -47,10 +48,9 @@ def agent_function(
     package: Sequence[str],
     environment: Mapping[str, str],
     description: str,
-    schedule_description: str,
 ) -> lambda_.Function:
-    """The function (exactly the modules `package` names) and the schedule that runs it; the
-    role may write the log group too."""
+    """The function (exactly the modules `package` names); the role may write the log group
+    too. Run by a schedule (agent_function) or by CloudFormation (a custom resource's)."""
     log_group.grant_write(role)
     function = lambda_.Function(
         scope,
@@ -69,6 +69,30 @@ def agent_function(
     # (cfn-lint W3005), as on the kubectl provider's functions (kubectl.py).
     cast(cdk.CfnResource, function.node.default_child).add_metadata(
         "cfn-lint", {"config": {"ignore_checks": ["W3005"]}}
+    )
+    return function
+
+
+def agent_function(
+    scope: Construct,
+    *,
+    role: iam.Role,
+    log_group: logs.LogGroup,
+    handler: str,
+    package: Sequence[str],
+    environment: Mapping[str, str],
+    description: str,
+    schedule_description: str,
+) -> lambda_.Function:
+    """The function (packaged_function) and the schedule that runs it."""
+    function = packaged_function(
+        scope,
+        role=role,
+        log_group=log_group,
+        handler=handler,
+        package=package,
+        environment=environment,
+        description=description,
     )
     events.Rule(
         scope,

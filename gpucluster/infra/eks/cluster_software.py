@@ -2,7 +2,8 @@
 the NVIDIA and EFA device plugins (the resources the NodeSets ask for), the vendored Slinky
 charts (CRDs, then the operator, after the cert-manager add-on its webhook needs), the
 objects gpucluster writes itself (namespace, state storage class, the FSx volume with the
-Storage stack's real facts), then the `slurm` chart with the generated values.
+Storage stack's real facts), with a database the password Secret slurmdbd reads
+(accounting_secret), then the `slurm` chart with the generated values.
 
 Every value and object comes from the functions that write `<output>/k8s/` at synth
 (gpucluster.eks), so what deploys is what CI reviews, less the placeholders.
@@ -16,6 +17,7 @@ from typing import Any
 from aws_cdk import aws_ssm as ssm
 
 from gpucluster.eks import device_plugins, manifests, slinky_values, storage
+from gpucluster.infra.eks.accounting_secret import AccountingPasswordSecret
 from gpucluster.infra.eks.eks_stack import EksStack, HelmRelease
 from gpucluster.infra.eks.versions import CERT_MANAGER, EFA_DEVICE_PLUGIN, NVIDIA_DEVICE_PLUGIN
 from gpucluster.resolved import ResolvedCluster
@@ -73,6 +75,7 @@ def install_cluster_software(stack: EksStack, resolved: ResolvedCluster) -> None
     operator.node.add_dependency(stack.add_ons[CERT_MANAGER])
     facts = stack.fsx_facts() if resolved.config.storage.fsx_lustre else storage.placeholder_facts(resolved)
     stack.add_manifest("SlurmObjects", manifests.objects(resolved, facts))
+    add_accounting_password(stack, resolved)
     stack.add_helm_release(
         HelmRelease(
             id="Slurm",
@@ -82,6 +85,19 @@ def install_cluster_software(stack: EksStack, resolved: ResolvedCluster) -> None
             values=deployed_slurm_values(stack, resolved),
         )
     )
+
+
+def add_accounting_password(stack: EksStack, resolved: ResolvedCluster) -> None:
+    """With a database the cluster creates, the Secret slurmdbd reads its password from, written
+    after the objects that hold its namespace and its writer's Role, before the `slurm` chart."""
+    accounting = resolved.accounting
+    if accounting is None or accounting.database is None:
+        return
+    secret_arn = ssm.StringParameter.value_for_string_parameter(
+        stack, accounting.database.secret_arn_parameter
+    )
+    writer = AccountingPasswordSecret(stack, "AccountingPassword", stack.cluster, secret_arn, resolved.tags)
+    stack.add_step(writer.resource)
 
 
 def deployed_slurm_values(stack: EksStack, resolved: ResolvedCluster) -> dict[str, Any]:

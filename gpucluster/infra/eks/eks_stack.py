@@ -187,7 +187,7 @@ class EksStack(cdk.Stack):
             values=dict(release.values),
             wait=True,
         )
-        self._in_order(chart)
+        self.add_step(chart)
         return chart
 
     def add_manifest(self, id: str, documents: Sequence[Mapping[str, Any]]) -> eks.KubernetesManifest:
@@ -200,10 +200,12 @@ class EksStack(cdk.Stack):
             # apply, not create: a retried deploy finds them there already.
             overwrite=True,
         )
-        self._in_order(manifest)
+        self.add_step(manifest)
         return manifest
 
-    def _in_order(self, construct: Construct) -> None:
+    def add_step(self, construct: Construct) -> None:
+        """Deploy `construct` after everything added before it and before what comes after
+        (add_helm_release and add_manifest call it; a custom resource in the chain too)."""
         # The first waits for the nodes and add-ons its pods need (helm --wait would time out
         # with no node or no pod network); each later one for the one before.
         first = [self.system_node_group, *self.add_ons.values()]

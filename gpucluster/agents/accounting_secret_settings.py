@@ -1,0 +1,33 @@
+"""What the EKS stack hands accounting_secret: the custom resource's property names, the
+Kubernetes group its access entry maps the function to, and the files its package holds.
+
+Standard library only, like topology_writer_settings: the synth reads these, and importing
+accounting_secret itself would load the AWS SDK into every synth.
+"""
+
+from __future__ import annotations
+
+# The custom resource's properties: the Secrets Manager secret (its ARN) and the JSON field of
+# its SecretString that holds the password, and the Kubernetes Secret written from it. None is
+# the password itself: CloudFormation cannot resolve a secret into a custom resource's properties.
+SECRET_ARN_PROPERTY = "SecretArn"
+SECRET_FIELD_PROPERTY = "SecretField"
+NAMESPACE_PROPERTY = "Namespace"
+NAME_PROPERTY = "Name"
+KEY_PROPERTY = "Key"
+RESOURCE_TYPE = "Custom::GpuclusterKubernetesSecret"
+# The Kubernetes group of the function's IAM role (its EKS access entry); the Role bound to it
+# may create Secrets in the namespace and update only the one it writes
+# (gpucluster.eks.accounting_password.writer_rbac).
+KUBERNETES_GROUP = "gpucluster:accounting-password-writer"
+HANDLER = "accounting_secret.handler"
+# The function's package: the handler's module and every module it imports, nothing else
+# (topology_writer_settings for the endpoint and CA settings it shares with the topology writer).
+PACKAGE = (
+    "accounting_secret.py",
+    "accounting_secret_settings.py",
+    "topology_writer_settings.py",
+    "kube_api.py",
+    "runtime.py",
+    "cluster_names.py",
+)
