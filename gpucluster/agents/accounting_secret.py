@@ -15,8 +15,9 @@ kubectl provider cannot apply that Secret. This function reads the value itself:
 
 It answers CloudFormation itself (a PUT of the response to the event's ResponseURL), always:
 a handler that raised without answering would leave the stack waiting for an hour. The
-password is in no response (no Data, NoEcho) and no log line; an error's text is scrubbed of
-it before it is logged or sent, in case a server repeats the request in its answer.
+password is in no response (no Data, NoEcho) and no log line; an error's text is redacted of
+it before it is logged or sent (a server's answer before it is cut to length: kube_api), in
+case a server repeats the request in its answer.
 
 Settings (the function's environment, written by the EKS stack): GPUCLUSTER_CLUSTER and
 topology_writer_settings' ENDPOINT_SETTING and CA_SETTING.
@@ -43,7 +44,7 @@ if TYPE_CHECKING or __package__:
         SECRET_FIELD_PROPERTY,
     )
     from .cluster_names import CLUSTER_SETTING
-    from .kube_api import KubeApi, KubeApiError, opener, tls_context, token
+    from .kube_api import KubeApi, KubeApiError, opener, redact, tls_context, token
     from .topology_writer_settings import CA_SETTING, ENDPOINT_SETTING
 else:  # run as the Lambda function's handler, where the sibling modules are top-level
     import runtime
@@ -55,7 +56,7 @@ else:  # run as the Lambda function's handler, where the sibling modules are top
         SECRET_FIELD_PROPERTY,
     )
     from cluster_names import CLUSTER_SETTING
-    from kube_api import KubeApi, KubeApiError, opener, tls_context, token
+    from kube_api import KubeApi, KubeApiError, opener, redact, tls_context, token
     from topology_writer_settings import CA_SETTING, ENDPOINT_SETTING
 
 LOG = logging.getLogger("accounting-secret")
@@ -63,7 +64,6 @@ SUCCESS, FAILED = "SUCCESS", "FAILED"
 # CloudFormation takes a response body of 4 KiB at most; the reason is the only long part.
 REASON_LIMIT = 1500
 RESPONSE_TIMEOUT = 10
-HIDDEN = "***"
 
 
 class SecretError(RuntimeError):
@@ -149,17 +149,12 @@ def write(api: KubeApi, target: Target, password: str, request_type: str) -> str
     return "created"
 
 
-def scrub(text: str, hidden: list[str]) -> str:
-    for value in hidden:
-        text = text.replace(value, HIDDEN)
-    return text
-
-
-def connect(region: str) -> KubeApi:
+def connect(region: str, hidden: list[str]) -> KubeApi:
     return KubeApi(
         os.environ[ENDPOINT_SETTING],
         token(runtime.client("sts", region), os.environ[CLUSTER_SETTING]),
         opener(tls_context(os.environ[CA_SETTING])),
+        hidden,
     )
 
 
@@ -173,7 +168,7 @@ def apply(event: dict[str, Any], hidden: list[str]) -> str:
     region = os.environ["AWS_REGION"]
     password = read_password(runtime.client("secretsmanager", region), target)
     hidden.extend((password, encoded(password)))
-    done = write(connect(region), target, password, request_type)
+    done = write(connect(region, hidden), target, password, request_type)
     return f"{done} {target.where} from {target.secret_arn}"
 
 
@@ -219,6 +214,6 @@ def handler(event: dict[str, Any], context: object) -> None:
         LOG.info("%s: %s", event["RequestType"], reason)
     # Anything at all: CloudFormation must hear of it (FAILED with the reason), not time out.
     except Exception as err:  # noqa: BLE001
-        status, reason = FAILED, scrub(f"{type(err).__name__}: {err}", hidden)
+        status, reason = FAILED, redact(f"{type(err).__name__}: {err}", hidden)
         LOG.error("%s failed: %s", event.get("RequestType"), reason)
     respond(event, status, reason, physical_id(event))

@@ -16,7 +16,7 @@ import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 TOKEN_PREFIX = "k8s-aws-v1."
@@ -75,11 +75,25 @@ def opener(context: ssl.SSLContext) -> Opener:
     return lambda request, timeout: urllib.request.urlopen(request, timeout=timeout, context=context)
 
 
+HIDDEN = "***"
+
+
+def redact(text: str, hidden: Sequence[str]) -> str:
+    """`text` with each of `hidden` replaced by HIDDEN."""
+    for value in hidden:
+        text = text.replace(value, HIDDEN)
+    return text
+
+
 class KubeApi:
-    def __init__(self, endpoint: str, bearer: str, open_url: Opener) -> None:
+    """`hidden`: values (a Secret's data) that no error of this client may show: redacted from
+    a server's answer before it is cut to length, so that no part of one survives either."""
+
+    def __init__(self, endpoint: str, bearer: str, open_url: Opener, hidden: Sequence[str] = ()) -> None:
         self._endpoint = endpoint.rstrip("/")
         self._bearer = bearer
         self._open = open_url
+        self._hidden = tuple(hidden)
 
     def _call(
         self, method: str, path: str, body: dict[str, Any] | None = None, content_type: str = ""
@@ -98,10 +112,10 @@ class KubeApi:
             with self._open(request, HTTP_TIMEOUT) as response:
                 return json.loads(response.read() or b"null")
         except urllib.error.HTTPError as err:
-            detail = err.read().decode(errors="replace")[:300]
+            detail = redact(err.read().decode(errors="replace"), self._hidden)[:300]
             raise KubeApiError(f"{method} {path}: HTTP {err.code} {detail}", err.code) from err
         except (urllib.error.URLError, OSError, ValueError) as err:
-            raise KubeApiError(f"{method} {path}: {err}") from err
+            raise KubeApiError(f"{method} {path}: {redact(str(err), self._hidden)}") from err
 
     def list_nodes(self, label: str) -> list[Any]:
         """The items of every node carrying label `label` (any value), all pages."""

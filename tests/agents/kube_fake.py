@@ -1,7 +1,9 @@
 """A local stand-in for the Kubernetes API that the EKS topology writer calls: HTTPS on
 127.0.0.1 with a self-signed certificate made here, nodes served as NodeList pages (with the
 API's continue token), every request recorded, JSON merge patches applied to the nodes, and
-chosen nodes' patches refused."""
+chosen nodes' patches refused; Secrets created, replaced and merge-patched as the API does
+(409 on a create of one that exists, 404 on an update of one that does not), and chosen
+Secrets' writes refused with an answer that repeats the request, as a careless server might."""
 
 from __future__ import annotations
 
@@ -88,6 +90,8 @@ class KubeFake:
     page_size: int = 500
     refuse: set[str] = field(default_factory=set)
     requests: list[Request] = field(default_factory=list)
+    # "namespace/name" -> the Secret as stored.
+    secrets: dict[str, dict[str, Any]] = field(default_factory=dict)
     endpoint: str = ""
     ca_data: str = ""
 
@@ -115,7 +119,32 @@ class KubeFake:
             metadata = self.node(name)["metadata"]
             metadata.setdefault("annotations", {}).update(request.body["metadata"]["annotations"])
             return 200, self.node(name)
+        if "/secrets" in request.path:
+            return self._secret(request)
         return 404, {"kind": "Status", "message": "not found"}
+
+    def _secret(self, request: Request) -> tuple[int, Any]:
+        parts = request.path.split("/")  # /api/v1/namespaces/<ns>/secrets[/<name>]
+        namespace = urllib.parse.unquote(parts[4])
+        name = urllib.parse.unquote(parts[6]) if len(parts) > 6 else request.body["metadata"]["name"]
+        key = f"{namespace}/{name}"
+        if name in self.refuse:
+            return 422, {"kind": "Status", "message": f"invalid: {json.dumps(request.body)}"}
+        if request.method == "POST":
+            if key in self.secrets:
+                return 409, {"kind": "Status", "reason": "AlreadyExists", "message": f"{name} exists"}
+            self.secrets[key] = request.body
+            return 201, request.body
+        if key not in self.secrets:
+            return 404, {"kind": "Status", "reason": "NotFound", "message": f"{name} not found"}
+        if request.method == "PUT":
+            self.secrets[key] = request.body
+        elif request.method == "PATCH":
+            for field_name, value in request.body.items():
+                self.secrets[key].setdefault(field_name, {}).update(value)
+        else:
+            return 405, {"kind": "Status", "message": f"{request.method} not allowed"}
+        return 200, self.secrets[key]
 
 
 def _handler(fake: KubeFake) -> type[BaseHTTPRequestHandler]:
@@ -139,7 +168,7 @@ def _handler(fake: KubeFake) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        do_GET = do_PATCH = _serve
+        do_GET = do_PATCH = do_POST = do_PUT = _serve
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
