@@ -13,9 +13,8 @@ from gpucluster.config.loader import parse_config
 from gpucluster.eks import manifests
 from gpucluster.eks.storage import FsxFacts, placeholder_facts
 from gpucluster.resolved import resolve
-from gpucluster.synth.app import build_app
-from tests.conftest import REPO, resources_of
-from tests.infra.eks.conftest import EKS_EXAMPLE
+from tests.conftest import resources_of
+from tests.infra.eks.conftest import EKS_EXAMPLE, eks_example_data, with_database
 from tests.infra.eks.software import by_release, slurm_objects
 
 # What the Storage stack's SSM parameters hold after its deploy, standing in for them.
@@ -72,13 +71,10 @@ def test_the_k8s_folder_writes_the_same_objects_with_placeholders(eks_synthesize
     assert docs == manifests.objects(eks_example_resolved, placeholder_facts(eks_example_resolved))
 
 
-def test_with_a_database_slurmdbd_reads_its_host_from_the_ssm_parameter_at_deploy(tmp_path):
-    data = yaml.safe_load((REPO / "examples" / f"{EKS_EXAMPLE}.yaml").read_text())
-    data["accounting"] = {"database": {"instance_class": "db.t4g.small", "storage_gib": 20}}
-    cfg = parse_config(yaml.safe_dump(data), "c.yaml")
+def test_with_a_database_slurmdbd_reads_its_host_from_the_ssm_parameter_at_deploy(eks_database_template):
+    cfg = parse_config(yaml.safe_dump(eks_example_data(with_database)), "c.yaml")
     host_parameter = resolve(cfg).accounting.database.host_parameter
-    assembly = build_app(cfg, outdir=str(tmp_path)).synth()
-    eks = assembly.get_stack_by_name(f"{cfg.name}-eks").template
+    eks = eks_database_template
     [logical] = [logical for logical, p in eks["Parameters"].items() if p.get("Default") == host_parameter]
     _, slurm = by_release(eks)["slurm"]
     values = json.loads(resolve_intrinsics(slurm["Properties"]["Values"], {logical: "db.example.internal"}))
