@@ -3,11 +3,13 @@ started by systemd units read the way systemd reads them."""
 
 from __future__ import annotations
 
+import ast
 import configparser
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from gpucluster.rendering import render
@@ -54,3 +56,18 @@ def systemd_unit(name: str) -> configparser.ConfigParser:
     parser.optionxform = str  # type: ignore[assignment,method-assign]  # systemd keys are case-sensitive
     parser.read_string(unit_text(name))
     return parser
+
+
+def assert_package_imports_only_itself_and_the_sdk(package: Sequence[str]) -> None:
+    """A Lambda function's package (agent module file names) imports nothing but its own
+    modules, the standard library and the SDK the runtime includes."""
+    allowed = set(sys.stdlib_module_names) | {"boto3", "botocore"} | {n.removesuffix(".py") for n in package}
+    for name in package:
+        for node in ast.walk(ast.parse((AGENTS / name).read_text())):
+            if isinstance(node, ast.Import):
+                roots = {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                roots = {(node.module or "").split(".")[0]}
+            else:
+                continue
+            assert roots <= allowed, f"{name} imports {roots - allowed}"

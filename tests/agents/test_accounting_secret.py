@@ -12,10 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import boto3
@@ -25,7 +21,8 @@ from botocore.stub import Stubber
 from gpucluster.agents import accounting_secret as writer
 from gpucluster.agents import accounting_secret_settings as settings
 from gpucluster.agents.topology_writer_settings import CA_SETTING, ENDPOINT_SETTING
-from tests.agent_scripts import AGENTS
+from tests.agent_scripts import AGENTS, assert_package_imports_only_itself_and_the_sdk
+from tests.agents.cfn_response_fake import ResponseFake, response_url
 from tests.agents.kube_fake import HOST, KubeFake, serving
 
 CLUSTER = "p5eks"
@@ -43,46 +40,6 @@ PROPERTIES = {
     settings.NAME_PROPERTY: "accounting-db",
     settings.KEY_PROPERTY: "password",
 }
-
-
-class ResponseFake:
-    """CloudFormation's presigned response URL: records each PUT's headers and JSON body."""
-
-    def __init__(self) -> None:
-        self.received: list[tuple[dict[str, str], dict[str, Any]]] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_PUT(self) -> None:
-                raw = self.rfile.read(int(self.headers["Content-Length"]))
-                fake.received.append(({k.lower(): v for k, v in self.headers.items()}, json.loads(raw)))
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer((HOST, 0), Handler)
-        self.url = f"http://{HOST}:{self.server.server_address[1]}/response?X-Amz-Signature=abc"
-
-    @property
-    def response(self) -> dict[str, Any]:
-        [(_, body)] = self.received
-        return body
-
-
-@contextmanager
-def response_url() -> Iterator[ResponseFake]:
-    fake = ResponseFake()
-    thread = threading.Thread(target=fake.server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield fake
-    finally:
-        fake.server.shutdown()
-        fake.server.server_close()
-        thread.join()
 
 
 def event(request_type: str, url: str, properties: dict[str, Any] | None = None, **more: Any) -> dict:
@@ -353,19 +310,4 @@ def test_the_handler_runs_from_its_package_alone(tmp_path):
 
 
 def test_the_package_imports_only_itself_the_standard_library_and_the_sdk():
-    import ast
-
-    allowed = (
-        set(sys.stdlib_module_names)
-        | {"boto3", "botocore"}
-        | {n.removesuffix(".py") for n in settings.PACKAGE}
-    )
-    for name in settings.PACKAGE:
-        for node in ast.walk(ast.parse((AGENTS / name).read_text())):
-            if isinstance(node, ast.Import):
-                roots = {alias.name.split(".")[0] for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                roots = {(node.module or "").split(".")[0]}
-            else:
-                continue
-            assert roots <= allowed, f"{name} imports {roots - allowed}"
+    assert_package_imports_only_itself_and_the_sdk(settings.PACKAGE)

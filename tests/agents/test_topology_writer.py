@@ -5,7 +5,6 @@ function's package run on its own from a copy."""
 
 from __future__ import annotations
 
-import ast
 import base64
 import logging
 import os
@@ -23,7 +22,7 @@ from gpucluster.agents import topology_writer as writer
 from gpucluster.agents import topology_writer_settings as settings
 from gpucluster.agents.ec2_topology import TOPOLOGY_NAME
 from gpucluster.agents.node_annotations import ANNOTATION, COMPUTE_GROUP_LABEL
-from tests.agent_scripts import AGENTS
+from tests.agent_scripts import AGENTS, assert_package_imports_only_itself_and_the_sdk
 from tests.agents.kube_fake import KubeFake, k8s_node, self_signed, serving
 from tests.topology.shapes import P5, instance
 
@@ -240,21 +239,7 @@ def test_the_token_is_a_presigned_get_caller_identity_that_signs_the_cluster_hea
 
 
 def test_the_package_imports_only_itself_the_standard_library_and_the_sdk():
-    allowed = (
-        set(sys.stdlib_module_names)
-        | {"boto3", "botocore"}
-        | {n.removesuffix(".py") for n in settings.PACKAGE}
-    )
-    for name in settings.PACKAGE:
-        tree = ast.parse((AGENTS / name).read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                roots = {alias.name.split(".")[0] for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                roots = {(node.module or "").split(".")[0]}
-            else:
-                continue
-            assert roots <= allowed, f"{name} imports {roots - allowed}"
+    assert_package_imports_only_itself_and_the_sdk(settings.PACKAGE)
 
 
 HANDLER_RUN = """
