@@ -21,6 +21,7 @@ EBS_CSI = "aws-ebs-csi-driver"
 BEFORE_NODES = frozenset({"vpc-cni", "kube-proxy", "eks-pod-identity-agent"})
 EBS_CSI_SERVICE_ACCOUNT = "ebs-csi-controller-sa"
 EBS_CSI_POLICY = "service-role/AmazonEBSCSIDriverPolicy"
+RESOLVE_CONFLICTS = "OVERWRITE"
 
 
 def add_ons(scope: Construct, cluster: eks.ICluster, nodes: Construct) -> dict[str, eks.Addon]:
@@ -62,6 +63,14 @@ def add_ons(scope: Construct, cluster: eks.ICluster, nodes: Construct) -> dict[s
     for name, addon in made.items():
         if name not in BEFORE_NODES:
             addon.node.add_dependency(nodes)
+        # EKS installs vpc-cni, kube-proxy and coredns itself when it creates the cluster; with
+        # the default NONE, creating the add-on over them fails on any field the pinned version
+        # sets differently ("ConfigurationConflict": eksctl-io/eksctl#3414,
+        # aws/amazon-network-policy-controller-k8s#200). Nothing in the new cluster is the
+        # user's to keep, so the add-on's values win.
+        cfn_addon = addon.node.default_child
+        assert isinstance(cfn_addon, cdk.CfnResource)
+        cfn_addon.add_property_override("ResolveConflicts", RESOLVE_CONFLICTS)
     ebs = made[EBS_CSI]
     ebs.node.add_dependency(agent)
     cfn = ebs.node.default_child

@@ -74,7 +74,10 @@ def install_cluster_software(stack: EksStack, resolved: ResolvedCluster) -> None
     # The chart's Certificate and Issuer are cert-manager kinds, refused until it runs.
     operator.node.add_dependency(stack.add_ons[CERT_MANAGER])
     facts = stack.fsx_facts() if resolved.config.storage.fsx_lustre else storage.placeholder_facts(resolved)
-    stack.add_manifest("SlurmObjects", manifests.objects(resolved, facts))
+    objects = stack.add_manifest("SlurmObjects", manifests.objects(resolved, facts))
+    # The topology writer's ClusterRole and binding are among these objects: until they exist
+    # every run is refused (HTTP 403), and on teardown they must outlive the function.
+    stack.topology_writer.function.node.add_dependency(objects)
     add_accounting_password(stack, resolved)
     stack.add_helm_release(
         HelmRelease(

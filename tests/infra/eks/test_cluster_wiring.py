@@ -142,3 +142,13 @@ def test_add_ons_that_run_deployments_wait_for_the_system_nodes(eks_template):
         "cert-manager": True,
         "aws-fsx-csi-driver": True,
     }
+
+
+def test_every_add_on_overwrites_what_eks_installed_with_the_cluster(eks_template):
+    """EKS bootstraps vpc-cni, kube-proxy and coredns itself; an add-on created over them with
+    CloudFormation's default (NONE) fails on the first field its version sets differently."""
+    add_ons = resources_of(eks_template, "AWS::EKS::Addon").values()
+    assert {a["Properties"]["AddonName"] for a in add_ons} >= {"vpc-cni", "kube-proxy", "coredns"}
+    assert {a["Properties"]["AddonName"]: a["Properties"].get("ResolveConflicts") for a in add_ons} == {
+        a["Properties"]["AddonName"]: "OVERWRITE" for a in add_ons
+    }

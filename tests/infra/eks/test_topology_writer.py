@@ -108,6 +108,18 @@ def test_the_groups_rbac_allows_only_get_list_and_patch_of_nodes(eks_synthesized
     assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]}]
 
 
+def test_the_function_is_made_after_its_rbac_and_deleted_before_it(eks_synthesized):
+    """A run before the ClusterRoleBinding exists is refused; a run after it is gone too."""
+    template = templates(eks_synthesized)["eks"]
+    function = of_construct(template, "AWS::Lambda::Function", PREFIX)
+    holding = [
+        name
+        for name, manifest in resources_of(template, "Custom::AWSCDK-EKS-KubernetesResource").items()
+        if KUBERNETES_GROUP in json.dumps(manifest["Properties"]["Manifest"])
+    ]
+    assert holding and set(holding) <= set(function["DependsOn"])
+
+
 def test_the_package_holds_exactly_the_modules_the_function_imports(eks_synthesized):
     result = eks_synthesized[EXAMPLE]
     function = of_construct(templates(eks_synthesized)["eks"], "AWS::Lambda::Function", PREFIX)
