@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from gpucluster.agents import EKS_FUNCTION_MODULES
 from gpucluster.rendering import render
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 from tests.conftest import REPO
@@ -37,7 +38,8 @@ def run_from_bundle_copy(tmp_path: Path, script: str, *args: str) -> subprocess.
     if not bundle.exists():
         bundle.mkdir(parents=True)
         for path in AGENTS.glob("*.py"):
-            shutil.copy(path, bundle / path.name)
+            if path.name not in EKS_FUNCTION_MODULES:  # as the bundle has them
+                shutil.copy(path, bundle / path.name)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUCLUSTER_")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return subprocess.run(

@@ -1,7 +1,7 @@
-"""The head node's run-time agents, run by systemd timers.
+"""The head node's run-time agents, run by systemd timers, and the EKS stack's functions.
 
-The bootstrap copies every file of this directory verbatim into the node's bundle
-(`/opt/gpucluster/bundle/agents/`) and systemd runs them as plain scripts with the
+The bootstrap copies every file of this directory but EKS_FUNCTION_MODULES verbatim into the
+node's bundle (`/opt/gpucluster/bundle/agents/`) and systemd runs them as plain scripts with the
 distribution's python3 and python3-boto3, so these modules import only the standard
 library, boto3/botocore and each other, never the rest of gpucluster.
 
@@ -18,3 +18,19 @@ library, boto3/botocore and each other, never the rest of gpucluster.
 - topology_agent: places each node under its EC2 network switch in Slurm's tree topology
   and writes topology.conf (the tree itself in ec2_topology, pure).
 """
+
+# What only the EKS stack's Lambda functions run (each packaged from its settings module's
+# PACKAGE): the EC2 bundle leaves these out, so changing one changes no EC2 node's user data.
+# tests/agents/test_bundle.py checks no module the bundle ships imports one of them.
+EKS_FUNCTION_MODULES = frozenset(
+    {
+        "accounting_secret.py",
+        "accounting_secret_settings.py",
+        "kube_api.py",
+        "node_annotations.py",
+        "nodegroup_scaler.py",
+        "nodegroup_settings.py",
+        "topology_writer.py",
+        "topology_writer_settings.py",
+    }
+)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpucluster.agents import node_metrics, repair_settings
+from gpucluster.agents import EKS_FUNCTION_MODULES, node_metrics, repair_settings
 from gpucluster.bootstrap import accounting, rest_api, ssh_adoption
 from gpucluster.bootstrap.cluster_conf import InstalledFiles, render_cluster_conf
 from gpucluster.bootstrap.container_runtime import COMPUTE_ENROOT, LOGIN_ENROOT, enroot_conf
@@ -55,7 +55,11 @@ def agent_settings(cfg: ClusterConfig) -> dict[str, str]:
 
 def head_agents(cfg: ClusterConfig, node: NodeLayout = NODE_LAYOUT) -> Agents:
     """The agents' code (bundle paths), what the head installs (absolute paths), the timers it enables."""
-    code = {f"agents/{path.name}": path.read_text() for path in sorted(AGENT_SOURCES.glob("*.py"))}
+    code = {
+        f"agents/{path.name}": path.read_text()
+        for path in sorted(AGENT_SOURCES.glob("*.py"))
+        if path.name not in EKS_FUNCTION_MODULES
+    }
     units = sorted(
         path.name.removesuffix(".j2")
         for pattern in ("*.service.j2", "*.timer.j2")
