@@ -25,8 +25,9 @@ def diff(
         typer.Option(
             "--allow-replace",
             metavar="LOGICAL_ID",
-            help="Logical ID (or STACK/LOGICAL_ID) of a stateful resource you accept "
-            "losing; repeat for several.",
+            help="Logical ID (or STACK/LOGICAL_ID) of a change the diff stops on that you "
+            "accept (a stateful resource lost, the head node or an EKS cluster or node group "
+            "replaced, a Capacity Block node group resized); repeat for several.",
         ),
     ] = None,
 ) -> None:

@@ -49,6 +49,22 @@ def eks_replacement(resource: dict[str, Any]) -> str | None:
     return EKS_REPLACEMENTS.get(str(resource.get("Type")))
 
 
+# Updating a Capacity Block node group's size or launch template during its block is not
+# known to keep its nodes: the template's DesiredSize is 0 (node_groups.py), and an update may
+# scale the group back to it. The properties whose update the diff calls out:
+BLOCK_GROUP_RISKY_UPDATES = ("ScalingConfig", "LaunchTemplate")
+BLOCK_GROUP_UPDATE = (
+    "a Capacity Block node group's size or launch template changes: the update may reset the group "
+    "to 0 nodes and drain a running block's nodes, ending their jobs; make the change between blocks"
+)
+
+
+def is_capacity_block_group(resource: dict[str, Any]) -> bool:
+    """An EKS node group on a Capacity Block (capacity type CAPACITY_BLOCK)."""
+    props = resource.get("Properties", {})
+    return resource.get("Type") == "AWS::EKS::Nodegroup" and props.get("CapacityType") == "CAPACITY_BLOCK"
+
+
 def is_munge_key_pointer(resource: dict[str, Any]) -> bool:
     """The Storage stack's parameter naming the munge key's secret, which every node reads at
     boot: a new value is a new key for the nodes that boot after the deploy only."""

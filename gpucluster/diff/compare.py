@@ -8,7 +8,8 @@ replaced resource, or to an attribute that moves on an in-place update (a launch
 template's LatestVersionNumber), is replaced with it. The guard fails when a resource
 that holds data, or the head node (a separate class: no data is lost, but running jobs
 pause while the controller restarts), or an EKS cluster or node group would be replaced
-or deleted, unless the user allowed that logical ID; it refuses a resource updated in place
+or deleted, or a Capacity Block node group's size or launch template updated (which may drain
+a running block), unless the user allowed that logical ID; it refuses a resource updated in place
 in a way its service cannot apply (property_rules: a file system that would shrink, EFA turned on), since that
 deploy fails and rolls back whatever is allowed.
 """
@@ -19,6 +20,7 @@ from gpucluster.diff.classify import (
     Assessment,
     assess,
     eks_replacement,
+    is_capacity_block_group,
     is_head_node,
     is_munge_key_pointer,
     is_stateful,
@@ -103,6 +105,7 @@ def _stack_diff(state: StackState, allow: frozenset[str]) -> StackDiff:
                 head_node=is_head_node(logical_id, a.before) or is_head_node(logical_id, a.after),
                 munge_key=is_munge_key_pointer(a.after),
                 eks_replacement=eks_replacement(a.before) or eks_replacement(a.after),
+                block_group=is_capacity_block_group(a.before) or is_capacity_block_group(a.after),
                 refusals=_refused(logical_id, a),
             )
         )

@@ -96,6 +96,7 @@ def follow_replacements(states: list[StackState], region: str) -> None:
     moved_exports = set().union(*(state.changed_exports() for state in states))
     for state in states:
         frontier = state.replaced | moved_exports
+        moved = state.moved_attributes()
         for logical_id, assessment in state.assessments.items():
             props = assessment.after.get("Properties", {})
             for pointer in update_rules(assessment.after["Type"], region).conditional:
@@ -108,3 +109,8 @@ def follow_replacements(states: list[StackState], region: str) -> None:
                 hit = references(value) & (frontier - {logical_id})
                 if hit and key not in assessment.changed:
                     assessment.changed.append(f"{key} (refers to replaced {_describe_hits(hit)})")
+                # An updatable property on a moving attribute (a node group's launch template
+                # version) is updated too, though its template text is the same.
+                for target, attribute in sorted(attribute_references(value) & moved):
+                    if key not in assessment.changed:
+                        assessment.changed.append(f"{key} (refers to {target}.{attribute}, which changes)")

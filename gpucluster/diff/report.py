@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from gpucluster.diff.classify import BLOCK_GROUP_RISKY_UPDATES
 from gpucluster.diff.property_rules import Refusal
 
 # Retained and removed, these lose nothing the cluster reads back: logs are only written.
@@ -40,6 +41,8 @@ class ResourceChange:
     munge_key: bool = False
     # An EKS cluster or node group: what replacing it stops (classify.eks_replacement).
     eks_replacement: str | None = None
+    # An EKS node group on a Capacity Block (classify.is_capacity_block_group).
+    block_group: bool = False
     # Updated in place, but in a way the service refuses (property_rules): the deploy fails.
     refusals: tuple[Refusal, ...] = ()
 
@@ -65,6 +68,17 @@ class ResourceChange:
         return self.eks_replacement is not None and risky
 
     @property
+    def updates_block_group(self) -> bool:
+        """A Capacity Block node group updated in place in its size or launch template, which
+        may drain a running block (classify.BLOCK_GROUP_UPDATE)."""
+        return (
+            self.block_group
+            and self.kind == ChangeKind.MODIFIED
+            and not self.replaces_eks
+            and any(path.startswith(BLOCK_GROUP_RISKY_UPDATES) for path in self.changed)
+        )
+
+    @property
     def changes_munge_key(self) -> bool:
         """Nodes would read another munge key: those booted before the deploy keep the old one
         and cannot authenticate to those booted after, until every node re-runs its bootstrap."""
@@ -76,9 +90,16 @@ class ResourceChange:
 
     @property
     def guarded(self) -> bool:
-        """A change CI stops on unless allowed: data at risk, the head node replaced, or a new
-        munge key for the nodes."""
-        return self.endangers_data or self.replaces_head or self.replaces_eks or self.changes_munge_key
+        """A change CI stops on unless allowed: data at risk, the head node replaced, an EKS
+        cluster or node group replaced, a Capacity Block group's size or launch template
+        updated, or a new munge key for the nodes."""
+        return (
+            self.endangers_data
+            or self.replaces_head
+            or self.replaces_eks
+            or self.updates_block_group
+            or self.changes_munge_key
+        )
 
     @property
     def blocks(self) -> bool:
@@ -114,7 +135,8 @@ class DiffReport:
     @property
     def exit_code(self) -> int:
         """2 when the update cannot deploy at all (bad input: no allowance helps), 1 when it
-        would lose data, replace the head node or an EKS cluster or node group, else 0."""
+        would lose data, replace the head node or an EKS cluster or node group, or update a
+        Capacity Block node group's size or launch template, else 0."""
         if self.refusals:
             return 2
         return 1 if self.blocking else 0

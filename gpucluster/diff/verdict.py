@@ -3,6 +3,7 @@ change that stops CI and how to let it through, and the closing verdict."""
 
 from __future__ import annotations
 
+from gpucluster.diff.classify import BLOCK_GROUP_UPDATE
 from gpucluster.diff.report import ChangeKind, DiffReport, ResourceChange
 
 HEAD_REPLACEMENT = "head node will be replaced: running jobs pause, controller restarts"
@@ -26,6 +27,13 @@ def findings(report: DiffReport) -> list[str]:
                 f"[bold red]{change.stack}/{change.logical_id}: {MUNGE_KEY_CHANGE}.[/] Drain the "
                 "cluster; after the deploy re-run the bootstrap on the head and login nodes and replace "
                 "the compute nodes (README, Accounting). If that is intended, re-run with "
+                f"--allow-replace {change.logical_id}"
+            )
+            continue
+        if change.updates_block_group:
+            lines.append(
+                f"[bold red]{change.stack}/{change.logical_id}: {BLOCK_GROUP_UPDATE}.[/] Deploy it "
+                "when no block of this group is running; if none is, re-run with "
                 f"--allow-replace {change.logical_id}"
             )
             continue
@@ -78,6 +86,8 @@ def _allowed_line(change: ResourceChange) -> str:
     where = f"{change.stack}/{change.logical_id} ({change.resource_type})"
     if change.changes_munge_key and not change.endangers_data:
         return f"[bold yellow]allowed by --allow-replace: {where}: {MUNGE_KEY_CHANGE}[/]"
+    if change.updates_block_group:
+        return f"[bold yellow]allowed by --allow-replace: {where}: {BLOCK_GROUP_UPDATE}[/]"
     if change.replaces_eks and not change.endangers_data:
         return f"[bold yellow]allowed by --allow-replace: {where}: {change.eks_replacement}[/]"
     if not change.endangers_data:

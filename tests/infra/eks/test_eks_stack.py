@@ -134,6 +134,19 @@ def test_add_ons_are_pinned(eks_synthesized):
     assert association["ServiceAccount"] == "ebs-csi-controller-sa"
 
 
+def test_the_cluster_kube_proxy_kubectl_and_manifest_schemas_share_one_minor():
+    """kube-proxy is built per minor; kubectl (the layer's) and the schemas the manifests are
+    checked against must be the cluster's minor too, not one left behind by an upgrade."""
+    from tests.eks.schemas import KUBERNETES_VERSION as SCHEMA_VERSION
+
+    assert ADD_ONS["kube-proxy"].startswith(f"v{KUBERNETES_VERSION}.")
+    assert (
+        "lambda_layer_kubectl_v" + KUBERNETES_VERSION.split(".")[1]
+        in (REPO / "gpucluster" / "infra" / "eks" / "kubectl.py").read_text()
+    )
+    assert SCHEMA_VERSION.startswith(f"{KUBERNETES_VERSION}.")
+
+
 def test_the_eks_app_has_the_kubectl_provider_that_installs_its_charts(eks_synthesized):
     eks = templates(eks_synthesized)["eks"]
     assert resources_of(eks, "AWS::Lambda::LayerVersion")
