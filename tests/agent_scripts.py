@@ -73,3 +73,26 @@ def assert_package_imports_only_itself_and_the_sdk(package: Sequence[str]) -> No
             else:
                 continue
             assert roots <= allowed, f"{name} imports {roots - allowed}"
+
+
+def run_in_package(
+    tmp_path: Path, package: Sequence[str], code: str, settings: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """Run `code` as a Lambda function's runtime would: isolated Python (-I: no site-packages
+    but the SDK the test interpreter has, no PYTHONPATH) with a copy of exactly `package` (agent
+    module file names) first on sys.path, the caller's GPUCLUSTER_* settings dropped and
+    `settings` set."""
+    directory = tmp_path / "package"
+    directory.mkdir()
+    for name in package:
+        shutil.copy(AGENTS / name, directory / name)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUCLUSTER_") and k != "PYTHONPATH"}
+    env |= {**settings, "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run(
+        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(directory)!r})\n{code}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )

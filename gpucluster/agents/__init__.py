@@ -20,7 +20,8 @@ library, boto3/botocore and each other, never the rest of gpucluster.
 """
 
 # What only the EKS stack's Lambda functions run (each packaged from its settings module's
-# PACKAGE): the EC2 bundle leaves these out, so changing one changes no EC2 node's user data.
+# PACKAGE), and those settings modules: the EC2 bundle leaves these out, so changing one
+# changes no EC2 node's user data.
 # tests/agents/test_bundle.py checks no module the bundle ships imports one of them.
 EKS_FUNCTION_MODULES = frozenset(
     {

@@ -20,7 +20,7 @@ it before it is logged or sent (a server's answer before it is cut to length: ku
 case a server repeats the request in its answer.
 
 Settings (the function's environment, written by the EKS stack): GPUCLUSTER_CLUSTER and
-topology_writer_settings' ENDPOINT_SETTING and CA_SETTING.
+kube_api's ENDPOINT_SETTING and CA_SETTING.
 """
 
 from __future__ import annotations
@@ -44,8 +44,16 @@ if TYPE_CHECKING or __package__:
         SECRET_FIELD_PROPERTY,
     )
     from .cluster_names import CLUSTER_SETTING
-    from .kube_api import KubeApi, KubeApiError, opener, redact, tls_context, token
-    from .topology_writer_settings import CA_SETTING, ENDPOINT_SETTING
+    from .kube_api import (
+        CA_SETTING,
+        ENDPOINT_SETTING,
+        KubeApi,
+        KubeApiError,
+        opener,
+        redact,
+        tls_context,
+        token,
+    )
 else:  # run as the Lambda function's handler, where the sibling modules are top-level
     import runtime
     from accounting_secret_settings import (
@@ -56,8 +64,16 @@ else:  # run as the Lambda function's handler, where the sibling modules are top
         SECRET_FIELD_PROPERTY,
     )
     from cluster_names import CLUSTER_SETTING
-    from kube_api import KubeApi, KubeApiError, opener, redact, tls_context, token
-    from topology_writer_settings import CA_SETTING, ENDPOINT_SETTING
+    from kube_api import (
+        CA_SETTING,
+        ENDPOINT_SETTING,
+        KubeApi,
+        KubeApiError,
+        opener,
+        redact,
+        tls_context,
+        token,
+    )
 
 LOG = logging.getLogger("accounting-secret")
 SUCCESS, FAILED = "SUCCESS", "FAILED"

@@ -21,12 +21,10 @@ RESOURCE_TYPE = "Custom::GpuclusterKubernetesSecret"
 # (gpucluster.eks.accounting_password.writer_rbac).
 KUBERNETES_GROUP = "gpucluster:accounting-password-writer"
 HANDLER = "accounting_secret.handler"
-# The function's package: the handler's module and every module it imports, nothing else
-# (topology_writer_settings for the endpoint and CA settings it shares with the topology writer).
+# The function's package: the handler's module and every module it imports, nothing else.
 PACKAGE = (
     "accounting_secret.py",
     "accounting_secret_settings.py",
-    "topology_writer_settings.py",
     "kube_api.py",
     "runtime.py",
     "cluster_names.py",

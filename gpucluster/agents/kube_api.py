@@ -19,6 +19,11 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from typing import Any
 
+# The settings that tell a function where the API is: the cluster's Kubernetes API endpoint
+# (https://...) and its CA (base64 PEM), as AWS::EKS::Cluster's Endpoint and
+# CertificateAuthorityData give them (the cluster's name is cluster_names.CLUSTER_SETTING).
+ENDPOINT_SETTING = "GPUCLUSTER_KUBERNETES_ENDPOINT"
+CA_SETTING = "GPUCLUSTER_KUBERNETES_CA"
 TOKEN_PREFIX = "k8s-aws-v1."
 CLUSTER_ID_HEADER = "x-k8s-aws-id"
 # `aws eks get-token`'s: EKS refuses a URL older than this (and the function makes a new one

@@ -17,7 +17,7 @@ A run that cannot list the nodes or read EC2 changes nothing and fails (the func
 metric counts it); the next minute tries again.
 
 Settings (the function's environment, written by the EKS stack): GPUCLUSTER_CLUSTER and
-topology_writer_settings' ENDPOINT_SETTING and CA_SETTING.
+kube_api's ENDPOINT_SETTING and CA_SETTING.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ if TYPE_CHECKING or __package__:
     from . import runtime
     from .cluster_names import CLUSTER_SETTING, COMPUTE_GROUP_LABEL
     from .ec2_topology import TopologyError
-    from .kube_api import KubeApi, KubeApiError, opener, tls_context, token
+    from .kube_api import CA_SETTING, ENDPOINT_SETTING, KubeApi, KubeApiError, opener, tls_context, token
     from .node_annotations import (
         ANNOTATION,
         ComputeNode,
@@ -44,12 +44,11 @@ if TYPE_CHECKING or __package__:
         unplaced,
     )
     from .topology_agent import describe
-    from .topology_writer_settings import CA_SETTING, ENDPOINT_SETTING
 else:  # run as the Lambda function's handler, where the sibling modules are top-level
     import runtime
     from cluster_names import CLUSTER_SETTING, COMPUTE_GROUP_LABEL
     from ec2_topology import TopologyError
-    from kube_api import KubeApi, KubeApiError, opener, tls_context, token
+    from kube_api import CA_SETTING, ENDPOINT_SETTING, KubeApi, KubeApiError, opener, tls_context, token
     from node_annotations import (
         ANNOTATION,
         ComputeNode,
@@ -60,7 +59,6 @@ else:  # run as the Lambda function's handler, where the sibling modules are top
         unplaced,
     )
     from topology_agent import describe
-    from topology_writer_settings import CA_SETTING, ENDPOINT_SETTING
 
 LOG = logging.getLogger("topology-writer")
 

@@ -7,11 +7,6 @@ topology_writer itself would load the AWS SDK into every synth.
 
 from __future__ import annotations
 
-# The cluster's Kubernetes API endpoint (https://...) and its CA (base64 PEM), as
-# AWS::EKS::Cluster's Endpoint and CertificateAuthorityData give them; the cluster's name is
-# cluster_names.CLUSTER_SETTING.
-ENDPOINT_SETTING = "GPUCLUSTER_KUBERNETES_ENDPOINT"
-CA_SETTING = "GPUCLUSTER_KUBERNETES_CA"
 # The Kubernetes group of the function's IAM role (its EKS access entry); the writer's
 # ClusterRole lets it get, list and patch nodes (gpucluster.eks.topology.writer_rbac).
 KUBERNETES_GROUP = "gpucluster:topology-writer"
@@ -21,7 +16,6 @@ HANDLER = "topology_writer.handler"
 # head's own.
 PACKAGE = (
     "topology_writer.py",
-    "topology_writer_settings.py",
     "kube_api.py",
     "node_annotations.py",
     "ec2_topology.py",

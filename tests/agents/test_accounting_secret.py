@@ -8,10 +8,6 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import os
-import shutil
-import subprocess
-import sys
 from typing import Any
 
 import boto3
@@ -20,8 +16,8 @@ from botocore.stub import Stubber
 
 from gpucluster.agents import accounting_secret as writer
 from gpucluster.agents import accounting_secret_settings as settings
-from gpucluster.agents.topology_writer_settings import CA_SETTING, ENDPOINT_SETTING
-from tests.agent_scripts import AGENTS, assert_package_imports_only_itself_and_the_sdk
+from gpucluster.agents.kube_api import CA_SETTING, ENDPOINT_SETTING
+from tests.agent_scripts import assert_package_imports_only_itself_and_the_sdk, run_in_package
 from tests.agents.cfn_response_fake import ResponseFake, response_url
 from tests.agents.kube_fake import HOST, KubeFake, serving
 
@@ -276,33 +272,20 @@ accounting_secret.handler(json.loads(__EVENT__), None)
 
 
 def test_the_handler_runs_from_its_package_alone(tmp_path):
-    package = tmp_path / "package"
-    package.mkdir()
-    for name in settings.PACKAGE:
-        shutil.copy(AGENTS / name, package / name)
     fake = KubeFake([])
     with serving(fake, tmp_path), response_url() as cfn:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GPUCLUSTER_") and k != "PYTHONPATH"}
-        env |= {
-            "GPUCLUSTER_CLUSTER": CLUSTER,
-            ENDPOINT_SETTING: fake.endpoint,
-            CA_SETTING: fake.ca_data,
-            "AWS_REGION": REGION,
-            "PYTHONDONTWRITEBYTECODE": "1",
-        }
         code = (
             HANDLER_RUN.replace("__ANSWER__", repr(secret_value()))
             .replace("__ARN__", repr(ARN))
             .replace("__EVENT__", repr(json.dumps(event("Create", cfn.url))))
         )
-        done = subprocess.run(
-            [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(package)!r})\n{code}"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        settings_env = {
+            "GPUCLUSTER_CLUSTER": CLUSTER,
+            ENDPOINT_SETTING: fake.endpoint,
+            CA_SETTING: fake.ca_data,
+            "AWS_REGION": REGION,
+        }
+        done = run_in_package(tmp_path, settings.PACKAGE, code, settings_env)
     assert done.returncode == 0, done.stderr
     assert cfn.response["Status"] == "SUCCESS", cfn.response["Reason"]
     assert fake.secrets[SECRET]["data"] == {"password": ENCODED}

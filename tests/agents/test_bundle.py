@@ -4,28 +4,17 @@ library, boto3 and each other, and the controller runs from a copy of the bundle
 from __future__ import annotations
 
 import ast
-import sys
 
 from gpucluster.agents import EKS_FUNCTION_MODULES, accounting_secret_settings, nodegroup_settings
 from gpucluster.agents import topology_writer_settings as writer_settings
 from gpucluster.bootstrap.bundle import head_agents
-from tests.agent_scripts import AGENTS, run_from_bundle_copy
+from tests.agent_scripts import AGENTS, assert_package_imports_only_itself_and_the_sdk, run_from_bundle_copy
 
-EKS_PACKAGES = (nodegroup_settings.PACKAGE, writer_settings.PACKAGE, accounting_secret_settings.PACKAGE)
+EKS_SETTINGS = (nodegroup_settings, writer_settings, accounting_secret_settings)
 
 
 def test_agents_import_only_the_standard_library_boto3_and_each_other():
-    siblings = {path.stem for path in AGENTS.glob("*.py")}
-    allowed = set(sys.stdlib_module_names) | {"boto3", "botocore"} | siblings
-    for path in AGENTS.glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                roots = {alias.name.split(".")[0] for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                roots = {(node.module or "").split(".")[0]}
-            else:
-                continue
-            assert roots <= allowed, f"{path.name} imports {roots - allowed}"
+    assert_package_imports_only_itself_and_the_sdk([path.name for path in AGENTS.glob("*.py")])
 
 
 def test_the_controller_runs_as_a_script_from_a_bundle_copy(tmp_path):
@@ -64,6 +53,7 @@ def test_no_module_the_bundle_ships_imports_an_eks_function_module():
             assert not sibling_imports(path) & EKS_FUNCTION_MODULES, path.name
 
 
-def test_each_eks_function_module_is_in_an_eks_function_s_package():
-    packaged = set().union(*EKS_PACKAGES)
-    assert packaged >= EKS_FUNCTION_MODULES
+def test_each_eks_function_module_is_in_an_eks_function_s_package_or_its_settings():
+    packaged = set().union(*(settings.PACKAGE for settings in EKS_SETTINGS))
+    settings_files = {f"{settings.__name__.rsplit('.', 1)[1]}.py" for settings in EKS_SETTINGS}
+    assert packaged | settings_files >= EKS_FUNCTION_MODULES

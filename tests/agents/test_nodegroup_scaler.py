@@ -4,12 +4,7 @@ queued fails), and the function's package run on its own from a copy."""
 
 from __future__ import annotations
 
-import ast
 import json
-import os
-import shutil
-import subprocess
-import sys
 from datetime import datetime, timedelta
 
 import boto3
@@ -19,7 +14,7 @@ from botocore.stub import Stubber
 from gpucluster.agents import block_decision
 from gpucluster.agents import nodegroup_scaler as scaler
 from gpucluster.agents import nodegroup_settings as settings
-from tests.agent_scripts import AGENTS
+from tests.agent_scripts import assert_package_imports_only_itself_and_the_sdk, run_in_package
 from tests.agents.fakes import BLOCK_ID, END, GRACE, START
 
 CLUSTER = "p5eks"
@@ -154,21 +149,7 @@ def test_the_setting_the_stack_writes_is_the_one_the_function_reads():
 
 
 def test_the_package_imports_only_itself_the_standard_library_and_the_sdk():
-    allowed = (
-        set(sys.stdlib_module_names)
-        | {"boto3", "botocore"}
-        | {n.removesuffix(".py") for n in settings.PACKAGE}
-    )
-    for name in settings.PACKAGE:
-        tree = ast.parse((AGENTS / name).read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                roots = {alias.name.split(".")[0] for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                roots = {(node.module or "").split(".")[0]}
-            else:
-                continue
-            assert roots <= allowed, f"{name} imports {roots - allowed}"
+    assert_package_imports_only_itself_and_the_sdk(settings.PACKAGE)
 
 
 HANDLER_RUN = """
@@ -196,24 +177,13 @@ print(nodegroup_scaler.handler({}, None))
 
 
 def test_the_handler_runs_from_its_package_alone(tmp_path):
-    for name in settings.PACKAGE:
-        shutil.copy(AGENTS / name, tmp_path / name)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUCLUSTER_") and k != "PYTHONPATH"}
     groups = [{"group": "h100", "nodegroup": "p5eks-h100", "count": 2, "reservation_id": BLOCK_ID}]
-    env |= {
+    settings_env = {
         "GPUCLUSTER_CLUSTER": CLUSTER,
         settings.GROUPS_SETTING: json.dumps(groups),
         "AWS_REGION": "us-east-2",
-        "PYTHONDONTWRITEBYTECODE": "1",
     }
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n{HANDLER_RUN}"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_in_package(tmp_path, settings.PACKAGE, HANDLER_RUN, settings_env)
     assert done.returncode == 0, done.stderr
     assert "{'groups': 1}" in done.stdout
     assert "desired 0 (unchanged); block is scheduled, not active" in done.stderr

@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import os
-import shutil
-import subprocess
-import sys
 import urllib.parse
 
 import boto3
@@ -22,7 +18,7 @@ from gpucluster.agents import topology_writer as writer
 from gpucluster.agents import topology_writer_settings as settings
 from gpucluster.agents.ec2_topology import TOPOLOGY_NAME
 from gpucluster.agents.node_annotations import ANNOTATION, COMPUTE_GROUP_LABEL
-from tests.agent_scripts import AGENTS, assert_package_imports_only_itself_and_the_sdk
+from tests.agent_scripts import assert_package_imports_only_itself_and_the_sdk, run_in_package
 from tests.agents.kube_fake import KubeFake, k8s_node, self_signed, serving
 from tests.topology.shapes import P5, instance
 
@@ -161,8 +157,8 @@ def test_the_handler_fails_a_run_that_left_a_node_unplaced(tmp_path, monkeypatch
     with serving(fake, tmp_path), stub:
         for key, value in {
             "GPUCLUSTER_CLUSTER": CLUSTER,
-            settings.ENDPOINT_SETTING: fake.endpoint,
-            settings.CA_SETTING: fake.ca_data,
+            kube_api.ENDPOINT_SETTING: fake.endpoint,
+            kube_api.CA_SETTING: fake.ca_data,
             "AWS_REGION": REGION,
         }.items():
             monkeypatch.setenv(key, value)
@@ -181,8 +177,8 @@ def test_the_handler_fails_when_the_api_cannot_be_reached(tmp_path, monkeypatch)
         endpoint = fake.endpoint
     for key, value in {
         "GPUCLUSTER_CLUSTER": CLUSTER,
-        settings.ENDPOINT_SETTING: endpoint,
-        settings.CA_SETTING: fake.ca_data,
+        kube_api.ENDPOINT_SETTING: endpoint,
+        kube_api.CA_SETTING: fake.ca_data,
         "AWS_REGION": REGION,
     }.items():
         monkeypatch.setenv(key, value)
@@ -259,31 +255,18 @@ print(topology_writer.handler({}, None))
 
 
 def test_the_handler_runs_from_its_package_alone(tmp_path):
-    package = tmp_path / "package"
-    package.mkdir()
-    for name in settings.PACKAGE:
-        shutil.copy(AGENTS / name, package / name)
     fake = KubeFake([p5_node(1), p5_node(2, annotation=LEAF_A)])
     entries = P5["Instances"][:2]
     with serving(fake, tmp_path):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GPUCLUSTER_") and k != "PYTHONPATH"}
-        env |= {
-            "GPUCLUSTER_CLUSTER": CLUSTER,
-            settings.ENDPOINT_SETTING: fake.endpoint,
-            settings.CA_SETTING: fake.ca_data,
-            "AWS_REGION": REGION,
-            "PYTHONDONTWRITEBYTECODE": "1",
-        }
         ids = [e["InstanceId"] for e in entries]
         code = HANDLER_RUN.replace("__ENTRIES__", repr(entries)).replace("__IDS__", repr(ids))
-        done = subprocess.run(
-            [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(package)!r})\n{code}"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        settings_env = {
+            "GPUCLUSTER_CLUSTER": CLUSTER,
+            kube_api.ENDPOINT_SETTING: fake.endpoint,
+            kube_api.CA_SETTING: fake.ca_data,
+            "AWS_REGION": REGION,
+        }
+        done = run_in_package(tmp_path, settings.PACKAGE, code, settings_env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "{'patched': 1}"
     assert fake.patches() == {"ip-10-0-0-1": {"metadata": {"annotations": {ANNOTATION: LEAF_A}}}}

@@ -36,11 +36,9 @@ from gpucluster.agents.accounting_secret_settings import (
     SECRET_ARN_PROPERTY,
     SECRET_FIELD_PROPERTY,
 )
-from gpucluster.agents.cluster_names import CLUSTER_SETTING
-from gpucluster.agents.topology_writer_settings import CA_SETTING, ENDPOINT_SETTING
 from gpucluster.eks.storage import ACCOUNTING_PASSWORD_KEY, ACCOUNTING_PASSWORD_SECRET, NAMESPACE
 from gpucluster.infra.constructs.accounting_database import PASSWORD_KEY
-from gpucluster.infra.eks.agent_function import agent_role, packaged_function
+from gpucluster.infra.eks.agent_function import agent_role, kubernetes_access, packaged_function
 
 
 class AccountingPasswordSecret(Construct):
@@ -63,25 +61,14 @@ class AccountingPasswordSecret(Construct):
                 resources=[secret_arn],
             )
         )
-        self.access_entry = eks.CfnAccessEntry(
-            self,
-            "AccessEntry",
-            cluster_name=name,
-            principal_arn=role.role_arn,
-            type="STANDARD",
-            kubernetes_groups=[KUBERNETES_GROUP],
-        )
+        self.access_entry, environment = kubernetes_access(self, cluster, role, KUBERNETES_GROUP)
         self.function = packaged_function(
             self,
             role=role,
             log_group=log_group,
             handler=HANDLER,
             package=PACKAGE,
-            environment={
-                CLUSTER_SETTING: name,
-                ENDPOINT_SETTING: cluster.cluster_endpoint,
-                CA_SETTING: cluster.cluster_certificate_authority_data,
-            },
+            environment=environment,
             description=f"gpucluster {name}: write the accounting database's password Secret",
         )
         self.resource = cdk.CustomResource(

@@ -2,7 +2,8 @@
 minute by an EventBridge schedule, with its own role and log group. The Capacity Block scaler
 (block_scaler.py) and the topology writer (topology_writer.py) are built by it; each adds its
 own statements to the role. The accounting password writer (accounting_secret.py) is the same
-function without the schedule.
+function without the schedule. The topology writer and the password writer reach the
+Kubernetes API the same way (kubernetes_access).
 """
 
 from __future__ import annotations
@@ -12,12 +13,16 @@ from pathlib import Path
 from typing import cast
 
 import aws_cdk as cdk
+from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
+
+from gpucluster.agents.cluster_names import CLUSTER_SETTING
+from gpucluster.agents.kube_api import CA_SETTING, ENDPOINT_SETTING
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
 # The newest Python runtime Lambda offers (Lambda developer guide, "Building Lambda functions
@@ -37,6 +42,29 @@ def agent_role(scope: Construct, description: str) -> tuple[iam.Role, logs.LogGr
         scope, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"), description=description
     )
     return role, log_group
+
+
+def kubernetes_access(
+    scope: Construct, cluster: eks.Cluster, role: iam.Role, group: str
+) -> tuple[eks.CfnAccessEntry, dict[str, str]]:
+    """An access entry of type STANDARD that makes `role` a member of the Kubernetes `group`
+    and gives it no access policy (what the group may do is the RBAC in
+    gpucluster.eks.manifests.objects), and the function's settings that tell kube_api where
+    the API is: the public endpoint and the cluster's CA, from its attributes."""
+    entry = eks.CfnAccessEntry(
+        scope,
+        "AccessEntry",
+        cluster_name=cluster.cluster_name,
+        principal_arn=role.role_arn,
+        type="STANDARD",
+        kubernetes_groups=[group],
+    )
+    settings = {
+        CLUSTER_SETTING: cluster.cluster_name,
+        ENDPOINT_SETTING: cluster.cluster_endpoint,
+        CA_SETTING: cluster.cluster_certificate_authority_data,
+    }
+    return entry, settings
 
 
 def packaged_function(

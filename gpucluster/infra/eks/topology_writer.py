@@ -25,16 +25,9 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from gpucluster.agents.cluster_names import CLUSTER_SETTING
-from gpucluster.agents.topology_writer_settings import (
-    CA_SETTING,
-    ENDPOINT_SETTING,
-    HANDLER,
-    KUBERNETES_GROUP,
-    PACKAGE,
-)
+from gpucluster.agents.topology_writer_settings import HANDLER, KUBERNETES_GROUP, PACKAGE
 from gpucluster.infra.constructs.nag import acknowledge
-from gpucluster.infra.eks.agent_function import agent_function, agent_role
+from gpucluster.infra.eks.agent_function import agent_function, agent_role, kubernetes_access
 
 
 class TopologyWriter(Construct):
@@ -59,25 +52,14 @@ class TopologyWriter(Construct):
             "writes name their log group",
             findings=("Resource::*",),
         )
-        self.access_entry = eks.CfnAccessEntry(
-            self,
-            "AccessEntry",
-            cluster_name=name,
-            principal_arn=role.role_arn,
-            type="STANDARD",
-            kubernetes_groups=[KUBERNETES_GROUP],
-        )
+        self.access_entry, environment = kubernetes_access(self, cluster, role, KUBERNETES_GROUP)
         self.function = agent_function(
             self,
             role=role,
             log_group=log_group,
             handler=HANDLER,
             package=PACKAGE,
-            environment={
-                CLUSTER_SETTING: name,
-                ENDPOINT_SETTING: cluster.cluster_endpoint,
-                CA_SETTING: cluster.cluster_certificate_authority_data,
-            },
+            environment=environment,
             description=f"gpucluster {name}: place EKS compute nodes in Slurm's topology",
             schedule_description=f"gpucluster {name}: run the EKS topology writer",
         )

@@ -19,7 +19,7 @@ from gpucluster.agents.accounting_secret_settings import (
     PACKAGE,
     RESOURCE_TYPE,
 )
-from gpucluster.agents.topology_writer_settings import CA_SETTING, ENDPOINT_SETTING
+from gpucluster.agents.kube_api import CA_SETTING, ENDPOINT_SETTING
 from gpucluster.config.loader import parse_config
 from gpucluster.eks import manifests
 from gpucluster.eks.storage import placeholder_facts

@@ -9,13 +9,8 @@ import json
 
 import yaml
 
-from gpucluster.agents.topology_writer_settings import (
-    CA_SETTING,
-    ENDPOINT_SETTING,
-    HANDLER,
-    KUBERNETES_GROUP,
-    PACKAGE,
-)
+from gpucluster.agents.kube_api import CA_SETTING, ENDPOINT_SETTING
+from gpucluster.agents.topology_writer_settings import HANDLER, KUBERNETES_GROUP, PACKAGE
 from tests.conftest import resources_of
 from tests.infra.eks.test_block_scaler import logical_of, of_construct
 from tests.infra.eks.test_eks_stack import EXAMPLE, templates
