@@ -56,6 +56,10 @@ def _run(settings: TrainSettings, stop: StopRequest) -> int:
         return report(exc)
     try:
         result = train(settings, factory, ctx, stop=stop)
+        # Every rank done before any tears its connections down: on a loaded host, gloo
+        # aborted a slower rank ("terminate called without an active exception") after all
+        # had trained to the end. Not on the error paths, where a peer may never get here.
+        ctx.barrier()
     except BadInput as exc:
         return report(exc)
     except CheckpointError as exc:
