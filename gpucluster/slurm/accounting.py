@@ -44,6 +44,10 @@ _DB_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
 
 
+# Where libmunge finds munged unless told otherwise (AuthInfo=socket=).
+DEFAULT_MUNGE_SOCKET = "/run/munge/munge.socket.2"
+
+
 @dataclass(frozen=True)
 class AccountingSettings:
     """What the controller's files must know of accounting.
@@ -99,7 +103,9 @@ class AccountingSite:
     jobacct_gather_type: str = "jobacct_gather/cgroup"
 
 
-def slurm_conf_lines(settings: AccountingSettings, site: AccountingSite, controller_addr: str) -> list[str]:
+def slurm_conf_lines(
+    settings: AccountingSettings, site: AccountingSite, controller_addr: str, munge_socket: str
+) -> list[str]:
     """The slurm.conf lines of accounting: where records go, what is tracked and enforced,
     how jobs are ordered (JWT is the REST API's, `jwt_lines`)."""
     lines = [
@@ -110,6 +116,10 @@ def slurm_conf_lines(settings: AccountingSettings, site: AccountingSite, control
         f"AccountingStorageEnforce={','.join(ENFORCE)}",
         f"JobAcctGatherType={site.jobacct_gather_type}",
     ]
+    if munge_socket != DEFAULT_MUNGE_SOCKET:
+        # Slurm's clients sign what they send slurmdbd through the munged AccountingStoragePass
+        # names, not AuthInfo's (slurm_protocol_api.c): without it, libmunge's default.
+        lines.append(f"AccountingStoragePass=socket={munge_socket}")
     if settings.fair_share:
         lines += [
             "PriorityType=priority/multifactor",

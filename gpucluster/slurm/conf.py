@@ -165,7 +165,7 @@ def render_slurm_files(
         "accounting_lines": (
             []
             if accounting_settings is None
-            else accounting.slurm_conf_lines(accounting_settings, site.accounting, addr)
+            else accounting.slurm_conf_lines(accounting_settings, site.accounting, addr, site.munge_socket)
         ),
         "jwt_lines": accounting.jwt_lines(
             resolved.rest_api is not None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gpucluster.slurm.accounting import AccountingSite
+from gpucluster.slurm.accounting import DEFAULT_MUNGE_SOCKET, AccountingSite
 from gpucluster.slurm.health_probes import ProbeTimeouts
 from gpucluster.slurm.rest_api import RestApiSite
 
@@ -41,7 +41,7 @@ class SlurmSite:
     slurmd_pid_file: str = "/run/slurmd.pid"
     slurmctld_log_file: str = "/var/log/slurm/slurmctld.log"
     slurmd_log_file: str = "/var/log/slurm/slurmd.log"
-    munge_socket: str = "/run/munge/munge.socket.2"
+    munge_socket: str = DEFAULT_MUNGE_SOCKET
     # Lifetime of job credentials, which is also how long a requeued job waits before it
     # may start again; None keeps Slurm's default (120 s).
     cred_expire_seconds: int | None = None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.integration.host import HarnessError, Teardown, require_free_port, run, wait_for
+from tests.integration.runs import marked
 
 MARIADB_PORT = 16306
 SLURMDBD_PORT = 16819
@@ -102,6 +103,7 @@ class MariaDb:
                 f"--log-error={self.home / 'error.log'}",
                 *(f"--{name.replace('_', '-')}={value}" for name, value in SUITE_DATABASE_SETTINGS.items()),
             ],
+            env=marked(self.root, dict(os.environ)),
             stdout=log,
             stderr=subprocess.STDOUT,
         )

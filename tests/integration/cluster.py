@@ -31,12 +31,13 @@ from gpucluster.slurm.accounting import AccountingSettings
 from gpucluster.slurm.conf import SlurmSite
 from tests.integration.accounting import SuiteAccounting
 from tests.integration.containers import make_node_enroot_directories
-from tests.integration.daemons import MUNGE_SOCKET, DnsServer, Munge
+from tests.integration.daemons import DEFAULT_SOCKET_DIR, DnsServer, Munge
 from tests.integration.host import HarnessError, Teardown, kill_pid, require_free_port, run, wait_for
 from tests.integration.installs import SlurmInstall
 from tests.integration.network import Network, netns_pids
 from tests.integration.prerequisites import ProcessTracking, process_tracking
 from tests.integration.queries import node_states, one_record
+from tests.integration.runs import Reclaimed, marked
 from tests.integration.site_files import (
     SLURMCTLD_PORT,
     enroot_path_entry,
@@ -80,6 +81,8 @@ class SlurmCluster:
     # What the cluster's accounting renders from (tests/integration/accounting.py).
     accounting: AccountingSettings | None = None
     accounting_daemons: SuiteAccounting | None = None
+    # What this run's start ended of an interrupted earlier run (runs.py).
+    reclaimed: Reclaimed | None = None
     nodes: dict[str, ComputeNode] = field(default_factory=dict)
     controller: subprocess.Popen | None = None
     resolv_conf: Path | None = None
@@ -90,7 +93,8 @@ class SlurmCluster:
 
     @property
     def env(self) -> dict[str, str]:
-        return {"PATH": os.environ["PATH"], "SLURM_CONF": str(self.root / "etc" / "slurm.conf")}
+        slurm_conf_path = str(self.root / "etc" / "slurm.conf")
+        return marked(self.root, {"PATH": os.environ["PATH"], "SLURM_CONF": slurm_conf_path})
 
     @property
     def gpu_override_dir(self) -> Path:
@@ -235,7 +239,9 @@ class ComputeNode:
         for source, target in binds:
             source.mkdir(parents=True, exist_ok=True)
             target.mkdir(parents=True, exist_ok=True)
-        binds.append((self.cluster.munge.node_socket_dir(self.name), MUNGE_SOCKET.parent))
+        munge = self.cluster.munge
+        node_munge = munge.node_socket_dir(self.name)
+        binds += [(node_munge, DEFAULT_SOCKET_DIR), (node_munge, munge.socket_dir)]
         make_node_enroot_directories(self.cluster.root, self.name)
         if Path(sys.executable).resolve().is_relative_to(EPILOG_ENROOT_DIR):
             raise HarnessError(f"the jobs' Python lives in {EPILOG_ENROOT_DIR}, which slurmd's nodes cover")
@@ -270,7 +276,9 @@ class ComputeNode:
         log = open(self.cluster.root / "log" / f"slurmd-{self.name}.stdout", "ab")  # noqa: SIM115
         # Pyxis runs `enroot` from slurmstepd's PATH, which is slurmd's.
         path = f"{enroot_path_entry(self.cluster.root)}:{os.environ['PATH']}"
-        self.process = subprocess.Popen(command, env={"PATH": path}, stdout=log, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(
+            command, env=marked(self.cluster.root, {"PATH": path}), stdout=log, stderr=subprocess.STDOUT
+        )
 
     def kill(self) -> None:
         """The instance dies: slurmd, its slurmstepds and every job process in the namespace."""

@@ -31,6 +31,7 @@ from tests.integration.login import LoginNode, sackd_unit
 from tests.integration.network import Network, leftovers
 from tests.integration.prerequisites import missing_prerequisites, unavailable
 from tests.integration.queries import node_states
+from tests.integration.runs import Reclaimed, claim, end_interrupted_runs, keep, suite_processes
 from tests.integration.vendor_builds import enroot_root as build_enroot
 from tests.integration.vendor_builds import pyxis_library as build_pyxis
 from tests.slurm.conf_text import conf_line_of
@@ -46,6 +47,20 @@ REGISTER_TIMEOUT = 30
 LOCK_FILE = Path("/var/tmp/gpucluster-slurm-suite.lock")
 # Longer than a whole real-Slurm suite on a loaded 2-core machine.
 LOCK_WAIT = 2400
+# Set by a run for a run it starts itself: the pid that holds LOCK_FILE.
+LOCK_HOLDER = "GPUCLUSTER_SUITE_LOCK_HOLDER"
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own reordering by session parameters
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """test_interrupted_run.py needs the machine before the session cluster exists: it
+    goes first among the real-Slurm tests, and its last step starts that cluster."""
+    first = [item for item in items if item.path.name == "test_interrupted_run.py"]
+    if not first:
+        return
+    rest = [item for item in items if item not in first]
+    at = next((n for n, item in enumerate(rest) if item.get_closest_marker("slurm")), len(rest))
+    items[:] = rest[:at] + first + rest[at:]
 
 
 def _remove_conf_link(root: Path, made_run_dir: bool) -> None:
@@ -56,27 +71,53 @@ def _remove_conf_link(root: Path, made_run_dir: bool) -> None:
         SLURM_CONF_LINK.parent.rmdir()
 
 
-def _remove_cgroups(group: str) -> None:
+def _remove_dangling_conf_link() -> list[str]:
+    """An interrupted run's /run/slurm/conf link into the root it no longer has."""
+    if SLURM_CONF_LINK.is_symlink() and not SLURM_CONF_LINK.exists():
+        SLURM_CONF_LINK.unlink()
+        return [f"{SLURM_CONF_LINK} link"]
+    return []
+
+
+def _remove_cgroups(group: str) -> list[str]:
     """slurmd leaves one empty cgroup tree per node (`slurm_<node>`) in each v1 controller."""
     base = Path("/sys/fs/cgroup")
+    removed = []
     for tree in base.glob(f"*/slurm_{group}-i-*"):
         for directory in sorted(tree.rglob("*"), key=lambda p: len(p.parts), reverse=True):
             if directory.is_dir():
                 directory.rmdir()
         tree.rmdir()
+        removed.append(f"cgroup {tree.relative_to(base)}")
+    return removed
 
 
-def _fail_on_leftovers() -> None:
-    found = leftovers()
+def _fail_on_leftovers(root: Path) -> None:
+    found = leftovers() + [
+        f"{process.name} (pid {process.pid})" for process in suite_processes() if str(root) in process.roots
+    ]
     if found:
         raise HarnessError("still present after teardown: " + ", ".join(found))
 
 
+def _lock_held_by_parent() -> bool:
+    """A run started by a test of a run that holds the lock (test_interrupted_run.py) runs
+    under its parent's lock: waiting for it would never end."""
+    holder = os.environ.get(LOCK_HOLDER)
+    if holder is None or int(holder) != os.getppid() or not LOCK_FILE.exists():
+        return False
+    return LOCK_FILE.read_text().startswith(f"pid {holder} ")
+
+
 @pytest.fixture(scope="session")
 def machine_lock() -> Iterator[None]:
-    """One real-Slurm suite per machine at a time: two would share the munge socket, the
-    network namespace names and the Slurm ports, and tear down each other's daemons. A second
-    suite (another checkout's `make test`, CI beside a developer) waits for the first."""
+    """One real-Slurm suite per machine at a time: two would share the network namespace
+    names and the Slurm ports, and each would end the other's daemons as an interrupted
+    run's. A second suite (another checkout's `make test`, CI beside a developer) waits for
+    the first."""
+    if _lock_held_by_parent():
+        yield
+        return
     LOCK_FILE.parent.mkdir(parents=True, exist_ok=True)
     with LOCK_FILE.open("a+") as lock:
         deadline = time.monotonic() + LOCK_WAIT
@@ -108,8 +149,24 @@ def slurm_install(request: pytest.FixtureRequest, machine_lock: None) -> SlurmIn
     return install
 
 
+def _end_interrupted_runs(root: Path, group: str, network: Network, config: pytest.Config) -> Reclaimed:
+    """Before anything of this run exists: end what an earlier run of the suite left, and
+    say so in one line."""
+    reclaimed = end_interrupted_runs(root)
+    cgroups = _remove_cgroups(group)
+    reclaimed.names += network.remove_leftovers() + _remove_dangling_conf_link()
+    reclaimed.names += [f"{len(cgroups)} node cgroups"] if cgroups else []
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reclaimed and reporter is not None and capture is not None:
+        # Past the capture of this fixture's output, which pytest shows only on failure.
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(reclaimed.line())
+    return reclaimed
+
+
 @pytest.fixture(scope="session")
-def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
+def slurm_cluster(request: pytest.FixtureRequest, slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
     # plugstack.conf marks Pyxis required, as in production: slurmd and srun need it built,
     # against this install's Slurm.
     pyxis_build = build_pyxis(slurm_install)
@@ -121,14 +178,18 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
     # Readable by all, as a node's /etc and /usr are: jobs of users other than root read the
     # configuration and run Enroot from here. The munge key inside stays root's alone.
     root.chmod(0o755)
+    claim(root)
     teardown = Teardown()
-    teardown.push("leftover check", _fail_on_leftovers)
+    network = Network(teardown)
+    reclaimed = _end_interrupted_runs(root, group.name, network, request.config)
+    teardown.push("leftover check", lambda: _fail_on_leftovers(root))
     if os.environ.get("GPUCLUSTER_KEEP_SLURM_TEST") != "1":
         teardown.push("test directory", lambda: shutil.rmtree(root, ignore_errors=True))
+    else:
+        teardown.push("test directory", lambda: keep(root))
     made_run_dir = not SLURM_CONF_LINK.parent.exists()
     teardown.push("/run/slurm/conf link", lambda: _remove_conf_link(root, made_run_dir))
     teardown.push("node cgroups", lambda: _remove_cgroups(group.name))
-    network = Network(teardown)
     munge = Munge(root, teardown)
     cluster = SlurmCluster(
         cfg=cfg,
@@ -140,6 +201,7 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
         pyxis_build=pyxis_build,
         munge=munge,
         accounting=suite_settings(cfg, root),
+        reclaimed=reclaimed,
     )
     accounting = SuiteAccounting(
         cfg=cfg,
@@ -159,7 +221,7 @@ def slurm_cluster(slurm_install: SlurmInstall) -> Iterator[SlurmCluster]:
         )
     try:
         network.create()
-        munge.ensure()
+        munge.start()
         cluster.write_files()
         # Before any slurmd starts, as on a node: Pyxis's job epilog runs Enroot after every job.
         install_enroot(build_enroot(), cfg, group, root)

@@ -3,6 +3,7 @@ standing in for the Route 53 private zone."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -10,17 +11,27 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpucluster.slurm.accounting import DEFAULT_MUNGE_SOCKET
 from tests.integration.host import HarnessError, Teardown, kill_pid, run, wait_for
 from tests.integration.network import CONTROLLER_IP
+from tests.integration.runs import marked
 
-# Slurm 22.05's configless slurmd fetches its configuration before it knows AuthInfo,
-# so it always talks to munged on the default socket.
-MUNGE_SOCKET = Path("/run/munge/munge.socket.2")
+# Where libmunge looks without being told: Slurm's configless fetch (slurmd, sackd) asks
+# munged there before it has read AuthInfo. The suite never uses the host's: each node and
+# the login have their run's munged bound over it in their own mount namespace.
+DEFAULT_SOCKET_DIR = Path(DEFAULT_MUNGE_SOCKET).parent
+SOCKET_NAME = Path(DEFAULT_MUNGE_SOCKET).name
+
+
+def munge_socket(root: Path) -> Path:
+    """The run's munged socket (AuthInfo=socket=): under the run's root, never the system's,
+    whose munged (if any) the run did not start and whose key it does not know."""
+    return root / "run" / "munge" / SOCKET_NAME
 
 
 @dataclass
 class Munge:
-    """munged on the default socket: an already running one is used, else one is started.
+    """The run's own munged with a key of its own, on `munge_socket(root)`.
 
     Each compute node gets a munged of its own with the same key (`node_socket_dir`), as
     on EC2: from Slurm 25.11 a slurmd that forwards a launch passes the sender's
@@ -29,28 +40,33 @@ class Munge:
 
     root: Path
     teardown: Teardown
-    key: Path = Path("/etc/munge/munge.key")  # the running munged's, when one is reused
     node_dirs: dict[str, Path] = field(default_factory=dict)
 
-    def ensure(self) -> None:
-        if self._answers(MUNGE_SOCKET):
-            return
-        run_dir = MUNGE_SOCKET.parent
-        if not run_dir.exists():
-            run_dir.mkdir(mode=0o755, parents=True)
-            self.teardown.push("munge run dir", lambda: shutil.rmtree(run_dir, ignore_errors=True))
-        self.key = self.root / "munge.key"
+    @property
+    def key(self) -> Path:
+        return self.root / "munge.key"
+
+    @property
+    def socket_dir(self) -> Path:
+        return munge_socket(self.root).parent
+
+    def start(self) -> None:
+        if not DEFAULT_SOCKET_DIR.exists():
+            # Only as the mount point of the nodes' and the login's binds.
+            DEFAULT_SOCKET_DIR.mkdir(mode=0o755, parents=True)
+            self.teardown.push("munge mount point", lambda: _remove_if_empty(DEFAULT_SOCKET_DIR))
         self.key.write_bytes(os.urandom(1024))
         self.key.chmod(0o400)
-        self._start(MUNGE_SOCKET, self.root / "munged")
+        self.socket_dir.mkdir(parents=True, exist_ok=True)
+        self._start(munge_socket(self.root), self.root / "munged")
 
     def node_socket_dir(self, node: str) -> Path:
-        """The directory of `node`'s own munged socket (bound over /run/munge for its
-        slurmd), started on first use."""
+        """The directory of `node`'s own munged socket, started on first use: its slurmd
+        has it bound over both DEFAULT_SOCKET_DIR and `socket_dir`."""
         if node not in self.node_dirs:
             directory = self.root / "nodes" / node / "munge"
             directory.mkdir(parents=True, exist_ok=True)
-            self._start(directory / MUNGE_SOCKET.name, directory / "munged")
+            self._start(directory / SOCKET_NAME, directory / "munged")
             self.node_dirs[node] = directory
         return self.node_dirs[node]
 
@@ -63,6 +79,7 @@ class Munge:
             f"--pid-file={pid_file}",
             f"--log-file={files.with_suffix('.log')}",
             f"--seed-file={files.with_suffix('.seed')}",
+            env=marked(self.root, {"PATH": os.environ["PATH"]}),
         )
         self.teardown.push(f"munged on {socket_path}", lambda: self._stop(pid_file))
         wait_for(f"munged on {socket_path} to answer", lambda: self._answers(socket_path), timeout=10)
@@ -81,6 +98,11 @@ class Munge:
             return False
         decode = subprocess.run(["unmunge", "-S", str(socket_path)], input=encode.stdout, capture_output=True)
         return decode.returncode == 0
+
+
+def _remove_if_empty(directory: Path) -> None:
+    with contextlib.suppress(OSError):  # gone, or holding what another program put there
+        directory.rmdir()
 
 
 @dataclass
@@ -112,6 +134,7 @@ class DnsServer:
             "--log-queries",
             f"--srv-host=_slurmctld._tcp.{self.zone},{self.controller_name},{self.port}",
             f"--host-record={self.controller_name},{CONTROLLER_IP}",
+            env=marked(self.root, {"PATH": os.environ["PATH"]}),
         )
         self.teardown.push("dnsmasq", lambda: kill_pid(int(pid_file.read_text())))
         resolv = self.root / "resolv.conf"

@@ -20,13 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.integration.cluster import SlurmCluster
+from tests.integration.daemons import DEFAULT_SOCKET_DIR
 from tests.integration.host import HarnessError, run, wait_for
+from tests.integration.runs import marked
 
 SLURM_SH = Path(__file__).resolve().parents[2] / "templates" / "userdata" / "bundle" / "lib" / "slurm.sh"
 
-# Hides whatever Slurm configuration the install's root has, then runs the login's process.
+# Hides whatever Slurm configuration the install's root has, gives sackd's configless fetch
+# the run's munged where libmunge looks by default, then runs the login's process.
 _PRIVATE_SLURM_DIRS = r"""
 for dir in /run/slurm /etc/slurm; do mkdir -p "$dir" && mount -t tmpfs gcs-login "$dir"; done
+mount --bind "$MUNGE_DIR" "$DEFAULT_MUNGE_DIR"
 if [ -n "$RESOLV_CONF" ]; then mount --bind "$RESOLV_CONF" /etc/resolv.conf; fi
 exec "$@"
 """
@@ -74,7 +78,15 @@ class LoginNode:
             "--propagation=private",
             *inner,
         ]
-        env = {"PATH": os.environ["PATH"], "RESOLV_CONF": str(resolv_conf or "")}
+        env = marked(
+            self.cluster.root,
+            {
+                "PATH": os.environ["PATH"],
+                "RESOLV_CONF": str(resolv_conf or ""),
+                "MUNGE_DIR": str(self.cluster.munge.socket_dir),
+                "DEFAULT_MUNGE_DIR": str(DEFAULT_SOCKET_DIR),
+            },
+        )
         if notify:
             self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
             address = self.cluster.root / "run" / f"notify-{self.namespace}.sock"

@@ -27,7 +27,6 @@ class Network:
     namespaces: list[str] = field(default_factory=list)
 
     def create(self) -> None:
-        self._remove_leftovers()
         run("ip", "link", "add", BRIDGE, "type", "bridge")
         self.teardown.push("bridge", lambda: run("ip", "link", "del", BRIDGE, check=False))
         run("ip", "addr", "add", f"{CONTROLLER_IP}/{SUBNET.prefixlen}", "dev", BRIDGE)
@@ -59,23 +58,25 @@ class Network:
         run("ip", "link", "del", host_side, check=False)
         run("ip", "netns", "del", name, check=False)
 
-    def _remove_leftovers(self) -> None:
-        """A previous run killed before its teardown leaves our names behind: reclaim them."""
-        for line in run("ip", "netns", "list").stdout.splitlines():
-            name = line.split()[0] if line.split() else ""
-            if name.startswith(NETNS_PREFIX):
-                index = name.removeprefix(f"{NETNS_PREFIX}n")
-                self._delete_namespace(name, f"gcs-n{index}")
+    def remove_leftovers(self) -> list[str]:
+        """A previous run killed before its teardown leaves our names behind: reclaim them
+        (before `create`, holding the machine lock). Returns what was there."""
+        found = leftovers()
+        for name in _namespaces():
+            index = name.removeprefix(f"{NETNS_PREFIX}n")
+            self._delete_namespace(name, f"gcs-n{index}")
         run("ip", "link", "del", BRIDGE, check=False)
+        return found
+
+
+def _namespaces() -> list[str]:
+    names = (line.split()[0] for line in run("ip", "netns", "list").stdout.splitlines() if line.split())
+    return [name for name in names if name.startswith(NETNS_PREFIX)]
 
 
 def leftovers() -> list[str]:
     """What of the suite's network still exists (checked after teardown)."""
-    found = [
-        f"network namespace {line.split()[0]}"
-        for line in run("ip", "netns", "list").stdout.splitlines()
-        if line.startswith(NETNS_PREFIX)
-    ]
+    found = [f"network namespace {name}" for name in _namespaces()]
     if run("ip", "link", "show", BRIDGE, check=False).returncode == 0:
         found.append(f"bridge {BRIDGE}")
     return found

@@ -19,6 +19,7 @@ from gpucluster.slurm.health_probes import FABRIC_MANAGER_UNIT
 from gpucluster.slurm.rest_api import RestApiSite
 from tests.fake_nvml import fake_gpus_conf
 from tests.integration.accounting_daemons import RESTD_GROUP, RESTD_USER, SLURMDBD_PORT
+from tests.integration.daemons import munge_socket
 from tests.integration.host import Teardown, run
 from tests.integration.network import CONTROLLER_IP
 from tests.integration.prerequisites import ProcessTracking
@@ -102,6 +103,7 @@ def suite_site(root: Path, tracking: ProcessTracking, slurm_prefix: Path) -> Slu
         slurmd_pid_file=str(root / "run" / "slurmd-%n.pid"),
         slurmctld_log_file=str(root / "log" / "slurmctld.log"),
         slurmd_log_file=str(root / "log" / "slurmd-%n.log"),
+        munge_socket=str(munge_socket(root)),
         cred_expire_seconds=5,
         slurmd_timeout=5,
         slurmctld_timeout=5,

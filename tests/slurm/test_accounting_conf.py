@@ -56,6 +56,17 @@ def test_records_go_to_the_heads_slurmdbd_with_gpus_tracked_and_associations_enf
     assert files.by_path(SlurmSite())["/etc/slurm/slurmdbd.conf"] == files.slurmdbd_conf
 
 
+def test_a_munged_off_libmunges_default_socket_signs_what_goes_to_slurmdbd_too(example):
+    """Clients sign slurmdbd's messages through AccountingStoragePass's munged, not AuthInfo's."""
+    resolved, on = resolve(example), AccountingSettings()
+    production = settings(slurm_conf.render_slurm_files(resolved, accounting_settings=on).slurm_conf)
+    assert "AccountingStoragePass" not in production, "libmunge's default needs no second name"
+    site = SlurmSite(munge_socket="/tmp/run/munge/munge.socket.2")
+    conf = settings(slurm_conf.render_slurm_files(resolved, site, accounting_settings=on).slurm_conf)
+    assert single(conf, "AuthInfo") == "socket=/tmp/run/munge/munge.socket.2"
+    assert single(conf, "AccountingStoragePass") == "socket=/tmp/run/munge/munge.socket.2"
+
+
 def test_fair_share_when_accounts_are_set(example):
     text = slurm_conf.render_slurm_files(
         resolve(example), accounting_settings=AccountingSettings(fair_share=True)
