@@ -7,6 +7,7 @@ network names)."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import shutil
@@ -25,7 +26,7 @@ from tests.integration.accounting import ASSOC_USAGE, SuiteAccounting, suite_set
 from tests.integration.cluster import SLURM_CONF_LINK, SlurmCluster
 from tests.integration.containers import install_enroot
 from tests.integration.daemons import Munge
-from tests.integration.host import HarnessError, Teardown, wait_for
+from tests.integration.host import HarnessError, Teardown, kill_pid, wait_for
 from tests.integration.installs import SlurmInstall, build, installs
 from tests.integration.login import LoginNode, sackd_unit
 from tests.integration.network import Network, leftovers
@@ -80,16 +81,42 @@ def _remove_dangling_conf_link() -> list[str]:
 
 
 def _remove_cgroups(group: str) -> list[str]:
-    """slurmd leaves one empty cgroup tree per node (`slurm_<node>`) in each v1 controller."""
+    """slurmd leaves one cgroup tree per node (`slurm_<node>`) in each v1 controller: empty
+    after a clean stop; after an interrupted run, a job's cgroup may still hold its processes,
+    frozen if slurmstepd died between freezing and thawing them to deliver a signal."""
     base = Path("/sys/fs/cgroup")
     removed = []
     for tree in base.glob(f"*/slurm_{group}-i-*"):
-        for directory in sorted(tree.rglob("*"), key=lambda p: len(p.parts), reverse=True):
-            if directory.is_dir():
-                directory.rmdir()
-        tree.rmdir()
+        directories = [tree, *(path for path in tree.rglob("*") if path.is_dir())]
+        for directory in sorted(directories, key=lambda p: len(p.parts), reverse=True):
+            _empty_cgroup(directory)
+            wait_for(f"cgroup {directory} to go", lambda d=directory: _rmdir_unless_busy(d), timeout=15)
         removed.append(f"cgroup {tree.relative_to(base)}")
     return removed
+
+
+def _rmdir_unless_busy(directory: Path) -> bool:
+    """The kernel may hold a cgroup a moment after its last process exited (EBUSY)."""
+    try:
+        directory.rmdir()
+    except OSError as error:
+        if error.errno != errno.EBUSY:
+            raise
+        return False
+    return True
+
+
+def _empty_cgroup(directory: Path) -> None:
+    state = directory / "freezer.state"
+    if state.exists() and state.read_text().strip() != "THAWED":
+        state.write_text("THAWED")
+
+    def members() -> list[int]:
+        return [int(pid) for pid in (directory / "cgroup.procs").read_text().split()]
+
+    for pid in members():
+        kill_pid(pid)
+    wait_for(f"the processes in cgroup {directory} to exit", lambda: not members(), timeout=15)
 
 
 def _fail_on_leftovers(root: Path) -> None:
