@@ -285,6 +285,8 @@ class ComputeNode:
         for pid in netns_pids(self.namespace):
             kill_pid(pid)
         if self.process is not None:
+            # Not in the namespace yet while its wrappers still bind the node's directories.
+            kill_pid(self.process.pid)
             self.process.wait(timeout=10)
             self.process = None
         wait_for(f"{self.namespace} to be empty", lambda: not netns_pids(self.namespace), timeout=10)
