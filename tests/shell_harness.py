@@ -27,6 +27,7 @@ from gpucluster.slurm.conf import SlurmSite
 from gpucluster.slurm_release import PINNED_SLURM
 from tests.shell_downloads import fixture_bytes, pyxis_fixture, slurm_package_fixture, slurm_source_fixture
 from tests.shell_stubs import ALLOWED_TOOLS, CLOUDWATCH_AGENT_SHIM, STUBS
+from tests.ubuntu_accounts import FILES as UBUNTU_ACCOUNTS
 from tests.ubuntu_pam import FILES as UBUNTU_PAM_FILES
 
 INSTANCE_ID = "i-0123456789abcdef0"
@@ -128,7 +129,7 @@ class Node:
                 (modules / module).write_text("")
         (self.root / "dev").mkdir()
         (self.root / "dev" / "console").write_text("")
-        for path, text in UBUNTU_PAM_FILES.items():
+        for path, text in {**UBUNTU_PAM_FILES, **UBUNTU_ACCOUNTS}.items():
             (self.root / path).parent.mkdir(parents=True, exist_ok=True)
             (self.root / path).write_text(text)
         self.secret_file = self.workdir / "munge-secret"

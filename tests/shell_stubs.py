@@ -49,7 +49,19 @@ ALLOWED_TOOLS = (
     "timeout",
     # Reads dcgmi's JSON report in the pre-join health check (installed with Enroot's dependencies).
     "jq",
+    # sudo's own check of the administrators' file (lib/users.sh).
+    "visudo",
 )
+
+# The account tools run for real when told to work under the scratch root (--prefix, as
+# lib/users.sh does for the people of users:); any other call is only recorded, so nothing
+# here can change this host's accounts.
+_UNDER_PREFIX = r"""
+if [[ "${1:-}" == --prefix ]]; then
+  [[ "$2" == "$GPUCLUSTER_ROOT" ]] || { echo "stub: --prefix $2 is not the node's root" >&2; exit 1; }
+  exec /usr/sbin/TOOL "$@"
+fi
+"""
 
 
 # Slurm's client commands (sinfo, scontrol, srun, even with --version) read a configuration
@@ -295,8 +307,9 @@ else
 fi
 """,
     "getent": r"""[[ "$1" == passwd ]] && grep -qx "$2" "$SIM_STATE/users" 2>/dev/null""",
-    "groupadd": "exit 0\n",
-    "useradd": r"""echo "${!#}" >>"$SIM_STATE/users" """,
+    "groupadd": _UNDER_PREFIX.replace("TOOL", "groupadd") + "exit 0\n",
+    "useradd": _UNDER_PREFIX.replace("TOOL", "useradd") + r"""echo "${!#}" >>"$SIM_STATE/users" """,
+    "usermod": _UNDER_PREFIX.replace("TOOL", "usermod") + 'echo "usermod: only under --prefix" >&2; exit 1\n',
     "chown": "exit 0\n",
     "modprobe": "exit 0\n",
     "modinfo": r"""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpucluster.agents import EKS_FUNCTION_MODULES, node_metrics, repair_settings
-from gpucluster.bootstrap import accounting, rest_api, ssh_adoption
+from gpucluster.bootstrap import accounting, people, rest_api, ssh_adoption
 from gpucluster.bootstrap.cluster_conf import InstalledFiles, render_cluster_conf
 from gpucluster.bootstrap.container_runtime import COMPUTE_ENROOT, LOGIN_ENROOT, enroot_conf
 from gpucluster.config import ClusterConfig
@@ -120,11 +120,13 @@ def bundle_files(
     # Every group's nodes keep the same paths; gpu-env.sh's content is the group's own.
     lib = {group.name: node_lib_files(cfg, group.config) for group in resolved.groups}
     metrics_units = node_metrics_units(cfg, resolved.node)
+    access = people.access_files(resolved.name, resolved.users)
     files = {
         **_static_sources(),
         **agents.code,
         **accounting.accounts_file(resolved),
         **accounting.database_ca_file(resolved),
+        people.USERS_FILE: people.users_table(resolved.users),
     }
     files["conf/cluster.sh"] = render_cluster_conf(
         resolved,
@@ -139,15 +141,23 @@ def bundle_files(
             lib=sorted(next(iter(lib.values()))),
             node_metrics=sorted(metrics_units),
             node_metrics_timers=[unit for unit in NODE_METRICS_UNITS if unit.endswith(".timer")],
+            people=sorted(access),
         ),
     )
     files.update(
-        _role_tree("head", {**controller, **agents.installed, **rest_api.head_files(resolved, site)})
+        _role_tree(
+            "head", {**controller, **agents.installed, **rest_api.head_files(resolved, site), **access}
+        )
     )
     files.update(
         _role_tree(
             "login",
-            {"/etc/enroot/enroot.conf": enroot_conf(cfg, "login", LOGIN_ENROOT), **node_slurm, **jobs},
+            {
+                "/etc/enroot/enroot.conf": enroot_conf(cfg, "login", LOGIN_ENROOT),
+                **node_slurm,
+                **jobs,
+                **access,
+            },
         )
     )
     for group in resolved.groups:
@@ -163,6 +173,7 @@ def bundle_files(
                     **lib[group.name],
                     **ssh_adoption.adoption_files(cfg),
                     **metrics_units,
+                    **access,
                 },
             )
         )

@@ -36,6 +36,7 @@ from gpucluster.bootstrap.packages import (
     NODE_TOOLS,
     UNATTENDED_BLACKLIST,
 )
+from gpucluster.bootstrap.people import people_boot
 from gpucluster.bootstrap.rest_api import rest_api_boot
 from gpucluster.config import ClusterConfig
 from gpucluster.rendering import render
@@ -173,6 +174,8 @@ class InstalledFiles:
     # The GPU node collector's units (compute nodes) and the timers among them.
     node_metrics: list[str]
     node_metrics_timers: list[str]
+    # Root's files that let the cluster's people in (gpucluster.bootstrap.people), every role.
+    people: list[str]
 
 
 def lustre_efa_interfaces(cfg: ClusterConfig, group: ResolvedGroup) -> int:
@@ -274,6 +277,7 @@ def render_cluster_conf(
         slurm=slurm(resolved, site, build),
         files=files,
         ssh_adoption=ssh_adoption.bootstrap_settings(cfg),
+        people=people_boot(),
         accounting=accounting_boot(resolved, site),
         rest_api=rest_api_boot(resolved, site),
     )

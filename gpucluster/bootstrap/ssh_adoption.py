@@ -2,7 +2,8 @@
 stack (with `PrologFlags=Contain` in slurm.conf every job has an extern step to adopt into),
 and sshd's session stack runs without pam_systemd, which would move the adopted session out
 of the job's cgroup into a systemd user slice (SchedMD's pam_slurm_adopt page: "PAM
-Configuration"). Administrators get in without a job through pam_access.
+Configuration"). Administrators (the image's sudo group and the config's `admin` users) get
+in without a job through pam_access.
 
 The compute bootstrap (lib/ssh.sh) installs these files and points /etc/pam.d/sshd at them;
 the real-Slurm suite runs the same account lines against real slurmd
@@ -59,6 +60,7 @@ def adoption_files(cfg: ClusterConfig) -> dict[str, str]:
         "access_file": ACCESS_FILE,
         "options": ADOPT_OPTIONS,
         "admin_group": ADMIN_GROUP,
+        "admins": [user.name for user in cfg.users if user.admin],
         "account_include": account_include_path(),
     }
     return {

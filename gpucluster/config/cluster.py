@@ -22,6 +22,7 @@ from gpucluster.config.orchestrator import refusal as orchestrator_refusal
 from gpucluster.config.rest_api import RestApiConfig
 from gpucluster.config.software import SoftwareConfig
 from gpucluster.config.storage import StorageConfig
+from gpucluster.config.users import UserConfig, membership_problem, users_problem
 from gpucluster.config.validation import ValidationConfig
 
 Region = Annotated[
@@ -68,6 +69,11 @@ class ClusterConfig(StrictModel):
         "and security groups listed; null: off.",
     )
     health: HealthConfig = Field(default_factory=HealthConfig)
+    users: list[UserConfig] = Field(
+        default_factory=list,
+        description="The people of the cluster: every node creates their accounts with the same uid "
+        "and gid; empty: accounts come from elsewhere (a directory service).",
+    )
     tags: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("name")
@@ -135,6 +141,9 @@ class ClusterConfig(StrictModel):
                         f"EFA-enabled FSx needs EFA clients, but group {group.name} has efa: false",
                     )
         self._accounting_placement()
+        found = users_problem(self.users) or membership_problem(self.users, self.accounting)
+        if found:
+            raise fail_at(*found)
         problem = subnet_addresses.created_subnet_problem(self)
         if problem:
             raise fail_at("network.cidr", problem)

@@ -37,9 +37,8 @@ class NetworkConfig(StrictModel):
             raise fail_at(
                 "ssh_ingress_cidrs",
                 "was removed: nodes are on private subnets that those networks cannot reach; "
-                "delete the key and connect with Session Manager (`aws ssm start-session "
-                '--target <login instance id>`, see README "Deploying"); plain ssh works through it with '
-                "a ProxyCommand that runs AWS-StartSSHSession",
+                "delete the key and connect with ssh through Session Manager (a ProxyCommand that "
+                'runs AWS-StartSSHSession, README "Deploying") as one of users:',
             )
         return data
 

@@ -11,6 +11,7 @@ from gpucluster import names
 from gpucluster.config import ClusterConfig
 from gpucluster.config.accounting import AccountConfig, AccountingConfig, QosConfig
 from gpucluster.config.accounting_database import DatabaseConfig, second_zone
+from gpucluster.config.users import UserConfig
 
 # RDS for MariaDB's port, and the release the instance runs: 10.11, the major release of
 # Debian 12's MariaDB that the real-Slurm suite runs slurmdbd against (the newest 10.11 that
@@ -60,7 +61,8 @@ class ResolvedAccounting:
     accounts: tuple[AccountConfig, ...]
     qos: tuple[QosConfig, ...]
     # account name -> its default QOS (the account's default_qos, else the first of its qos,
-    # else Slurm's `normal`); user -> default account (the first account that lists the user).
+    # else Slurm's `normal`); user -> default account (the user's `account`, else the first account
+    # that lists the user).
     default_qos: Mapping[str, str]
     default_accounts: Mapping[str, str]
     # The munge key's secret when the cluster shares one with other clusters (every node reads
@@ -81,13 +83,30 @@ def resolve_accounting(cfg: ClusterConfig) -> ResolvedAccounting | None:
         database=None if accounting.database is None else _database(cfg, accounting.database),
         external_host=accounting.external_host,
         slurmdbd_port=accounting.external_port,
-        accounts=tuple(accounting.accounts),
+        accounts=_with_members(accounting.accounts, cfg.users),
         qos=tuple(accounting.qos),
         default_qos=MappingProxyType(
             {account.name: account.resolved_default_qos for account in accounting.accounts}
         ),
-        default_accounts=MappingProxyType(accounting.default_accounts()),
+        default_accounts=MappingProxyType(
+            accounting.default_accounts() | {user.name: user.account for user in cfg.users if user.account}
+        ),
         munge_key_secret_arn=accounting.munge_key_secret,
+    )
+
+
+def _with_members(accounts: list[AccountConfig], users: list[UserConfig]) -> tuple[AccountConfig, ...]:
+    """The accounts with each user whose `account` names one among its members."""
+    return tuple(
+        account.model_copy(
+            update={
+                "users": [
+                    *account.users,
+                    *(u.name for u in users if u.account == account.name and u.name not in account.users),
+                ]
+            }
+        )
+        for account in accounts
     )
 
 

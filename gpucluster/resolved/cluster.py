@@ -16,6 +16,7 @@ from gpucluster.resolved.network import ResolvedNetwork, resolve_network
 from gpucluster.resolved.node_layout import NODE_LAYOUT, NodeLayout
 from gpucluster.resolved.rest_api import ResolvedRestApi, resolve_rest_api
 from gpucluster.resolved.slurm import SlurmRelease, resolve_slurm
+from gpucluster.resolved.users import ResolvedUser, resolve_users
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,8 @@ class ResolvedCluster:
     accounting: ResolvedAccounting | None
     # slurmrestd with JWT on the head; None when `rest_api` is off.
     rest_api: ResolvedRestApi | None = None
+    # The people every node creates, in the config's order.
+    users: tuple[ResolvedUser, ...] = ()
     # Every path gpucluster owns on a node.
     node: NodeLayout = NODE_LAYOUT
 
@@ -60,6 +63,7 @@ def resolve(cfg: ClusterConfig) -> ResolvedCluster:
         ecr_repository_arns=_ecr_repository_arns(cfg),
         accounting=resolve_accounting(cfg),
         rest_api=resolve_rest_api(cfg),
+        users=resolve_users(cfg),
     )
 
 

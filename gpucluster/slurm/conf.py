@@ -53,6 +53,8 @@ class SlurmFiles:
     pyxis_conf: str
     # The tree's seed: the root and flat switches only; the topology agent rewrites it.
     topology_conf: str
+    # JobSubmitPlugins=lua: a job from a uid the head cannot name is refused, never held.
+    job_submit_lua: str
     # The head's own slurmdbd's, when it runs one; never served to other nodes.
     slurmdbd_conf: str | None = None
 
@@ -64,6 +66,7 @@ class SlurmFiles:
             f"{site.config_dir}/plugstack.conf": self.plugstack_conf,
             f"{plugstack_dir(site)}/pyxis.conf": self.pyxis_conf,
             topology_conf_path(site): self.topology_conf,
+            f"{site.config_dir}/job_submit.lua": self.job_submit_lua,
         }
         if self.slurmdbd_conf is not None:
             files[slurmdbd_conf_path(site)] = self.slurmdbd_conf
@@ -189,5 +192,6 @@ def render_slurm_files(
         plugstack_conf=render(f"{TEMPLATE_DIR}/plugstack.conf.j2", **values),
         pyxis_conf=render(f"{TEMPLATE_DIR}/pyxis.conf.j2", **values),
         topology_conf=seed_topology_conf(resolved),
+        job_submit_lua=render(f"{TEMPLATE_DIR}/job_submit.lua.j2", cluster=resolved.name),
         slurmdbd_conf=slurmdbd_conf,
     )

@@ -5,7 +5,7 @@ slurmdbd.conf, the cluster and its accounts applied by the head's agent
 The suite's cluster is the example with `accounting:` on (`with_suite_accounting`) and the
 REST API, so every real-Slurm test runs under AccountingStorageEnforce as a deployed
 cluster with accounting does: root is in the root account Slurm makes for each cluster,
-ACCOUNT_USER in SUITE_ACCOUNT, and OUTSIDER in none."""
+ACCOUNT_USER and the config's people (SUITE_PEOPLE) in SUITE_ACCOUNT, and OUTSIDER in none."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from tests.integration.accounting_daemons import (
     ACCOUNT_USER,
     SLURMRESTD_PORT,
     SUITE_ACCOUNT,
+    SUITE_PEOPLE,
     Daemon,
     MariaDb,
     database_ca,
@@ -52,8 +53,8 @@ ASSOC_USAGE = "assoc_usage"
 
 
 def with_suite_accounting(cfg: ClusterConfig) -> ClusterConfig:
-    """`cfg` with a database of its own, SUITE_ACCOUNT (ACCOUNT_USER in it) and SUITE_QOS, and
-    the REST API on the suite's port."""
+    """`cfg` with a database of its own, SUITE_ACCOUNT (ACCOUNT_USER in it) and SUITE_QOS, the
+    REST API on the suite's port, and SUITE_PEOPLE as its users: (in SUITE_ACCOUNT)."""
     accounting = {
         "database": {},
         "qos": [{"name": SUITE_QOS, "max_gpus_per_user": 16}],
@@ -62,8 +63,9 @@ def with_suite_accounting(cfg: ClusterConfig) -> ClusterConfig:
         ],
     }
     rest_api = {"port": SLURMRESTD_PORT}
+    users = [{"name": name, "uid": uid, "account": SUITE_ACCOUNT} for name, uid in SUITE_PEOPLE.items()]
     return ClusterConfig.model_validate(
-        {**cfg.model_dump(mode="json"), "accounting": accounting, "rest_api": rest_api}
+        {**cfg.model_dump(mode="json"), "accounting": accounting, "rest_api": rest_api, "users": users}
     )
 
 

@@ -28,6 +28,9 @@ DB_USER = "slurm"
 SUITE_ACCOUNT = "team-a"
 ACCOUNT_USER = "daemon"
 OUTSIDER = "bin"
+# The people of the suite's config (users:), made on this host by the nodes' own step
+# (tests/integration/people.py), both in SUITE_ACCOUNT.
+SUITE_PEOPLE = {"gcsada": 2101, "gcsgrace": 2102}
 # slurmrestd refuses to run as root or SlurmUser (the suite's is root): the unprivileged user
 # and group its rendered unit runs it as, in place of the head's own system user. Debian's
 # nobody is uid 65534; Slurm only refuses its own idea of nobody, 99.

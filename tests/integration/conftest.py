@@ -30,6 +30,7 @@ from tests.integration.host import HarnessError, Teardown, kill_pid, wait_for
 from tests.integration.installs import SlurmInstall, build, installs
 from tests.integration.login import LoginNode, sackd_unit
 from tests.integration.network import Network, leftovers
+from tests.integration.people import create_people
 from tests.integration.prerequisites import missing_prerequisites, unavailable
 from tests.integration.queries import node_states
 from tests.integration.runs import Reclaimed, claim, end_interrupted_runs, keep, suite_processes
@@ -249,6 +250,8 @@ def slurm_cluster(request: pytest.FixtureRequest, slurm_install: SlurmInstall) -
     try:
         network.create()
         munge.start()
+        # Before any Slurm daemon, as every node's bootstrap does.
+        create_people(resolve(cfg).users, root, teardown)
         cluster.write_files()
         # Before any slurmd starts, as on a node: Pyxis's job epilog runs Enroot after every job.
         install_enroot(build_enroot(), cfg, group, root)

@@ -32,6 +32,7 @@ _PRIVATE_SLURM_DIRS = r"""
 for dir in /run/slurm /etc/slurm; do mkdir -p "$dir" && mount -t tmpfs gcs-login "$dir"; done
 mount --bind "$MUNGE_DIR" "$DEFAULT_MUNGE_DIR"
 if [ -n "$RESOLV_CONF" ]; then mount --bind "$RESOLV_CONF" /etc/resolv.conf; fi
+if [ -n "$PASSWD" ]; then mount --bind "$PASSWD" /etc/passwd; fi
 exec "$@"
 """
 
@@ -63,8 +64,15 @@ class LoginNode:
     process: subprocess.Popen | None = None
     notify: socket.socket | None = None
 
-    def start(self, argv: list[str], resolv_conf: Path | None = None, notify: bool = False) -> None:
-        """Run `argv` (sackd, or a placeholder) as the login's long-running process. With
+    def start(
+        self,
+        argv: list[str],
+        resolv_conf: Path | None = None,
+        notify: bool = False,
+        passwd: Path | None = None,
+    ) -> None:
+        """Run `argv` (sackd, or a placeholder) as the login's long-running process; `passwd`
+        replaces /etc/passwd there (a person the login knows and the head does not). With
         `notify`, it is a systemd Type=notify service (sackd --systemd, as the login's unit
         runs it, stays in the foreground and refuses to start without NOTIFY_SOCKET): wait
         for its READY=1 on a socket of ours, as systemd would."""
@@ -83,6 +91,7 @@ class LoginNode:
             {
                 "PATH": os.environ["PATH"],
                 "RESOLV_CONF": str(resolv_conf or ""),
+                "PASSWD": str(passwd or ""),
                 "MUNGE_DIR": str(self.cluster.munge.socket_dir),
                 "DEFAULT_MUNGE_DIR": str(DEFAULT_SOCKET_DIR),
             },

@@ -32,6 +32,8 @@ source "${BUNDLE_DIR}/lib/gpu.sh"
 source "${BUNDLE_DIR}/lib/slurm.sh"
 # shellcheck source=../lib/ssh.sh
 source "${BUNDLE_DIR}/lib/ssh.sh"
+# shellcheck source=../lib/users.sh
+source "${BUNDLE_DIR}/lib/users.sh"
 # shellcheck source=../lib/accounting.sh
 source "${BUNDLE_DIR}/lib/accounting.sh"
 # shellcheck source=../lib/rest_api.sh

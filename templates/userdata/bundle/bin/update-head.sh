@@ -25,6 +25,8 @@ source "${BUNDLE_DIR}/lib/rest_api.sh"
 source "${BUNDLE_DIR}/lib/roles.sh"
 # shellcheck source=../lib/system.sh
 source "${BUNDLE_DIR}/lib/system.sh"
+# shellcheck source=../lib/users.sh
+source "${BUNDLE_DIR}/lib/users.sh"
 
 # roles.sh and slurm.sh read these, as in a head bootstrap.
 ROLE="head"
@@ -137,6 +139,9 @@ apply() {
     SLURMCTLD_PENDING=yes
   fi
   step require_accounting_setup
+  step create_users
+  step close_session_manager_user
+  step install_access_files
   step plan_slurmctld_change
   step install_controller_files
   step install_slurmdbd_conf

@@ -132,6 +132,9 @@ run_head() {
   step read_storage_parameters
   step install_munge_key
   step mount_home
+  step create_users
+  step close_session_manager_user
+  step install_access_files
   step build_slurm_package
   step install_slurm
   step ensure_lustre_client
@@ -166,6 +169,9 @@ run_login() {
   step install_munge_key
   step enable_user_namespaces
   step mount_home
+  step create_users
+  step close_session_manager_user
+  step install_access_files
   step install_slurm
   step ensure_lustre_client
   step mount_fsx
@@ -195,6 +201,9 @@ run_compute() {
   step configure_lustre_efa
   step persist_lustre_efa
   step mount_home
+  step create_users
+  step close_session_manager_user
+  step install_access_files
   step install_slurm
   step mount_fsx
   step wait_for_nvme
