@@ -44,6 +44,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.node_root": 0,
     # the vendored RDS CA bundle, its pin and the regions it covers (the config refuses others)
     "gpucluster.rds_ca": 0,
+    # the munge key's length: Secrets Manager generates it (infra), the secret scan knows it
+    "gpucluster.munge_key": 0,
     # the EKS system node group and the VPC CNI's addresses per node (config and EKS stack)
     "gpucluster.eks_nodes": 0,
     # the config model and its reader, the names derived from it, the Jinja environment

@@ -10,6 +10,7 @@ from typing import Annotated
 from pydantic import AfterValidator
 
 from gpucluster.config.fields import fail
+from gpucluster.config.image_reference import NO_LOGIN
 
 # The repository part: ECR's name characters, with IAM's `*` wildcard anywhere.
 _NAME = r"[a-z0-9*][a-z0-9._/*-]{0,255}"
@@ -76,4 +77,4 @@ def _checked(value: str) -> str:
     return value
 
 
-EcrRepositoryRef = Annotated[str, AfterValidator(_checked)]
+EcrRepositoryRef = Annotated[str, NO_LOGIN, AfterValidator(_checked)]

@@ -10,10 +10,9 @@ from pydantic import Field, field_validator, model_validator
 
 from gpucluster.config.ecr import EcrRepositoryRef
 from gpucluster.config.fields import PgpFingerprint, Sha256, StrictModel, fail, fail_at
+from gpucluster.config.image_reference import ImageReference
 from gpucluster.slurm_release import PINNED_SLURM
 
-# Enroot/Pyxis image references: [USER@][REGISTRY#]IMAGE[:TAG|@DIGEST]; rendered into shell.
-_IMAGE = re.compile(r"^[A-Za-z0-9._/:#@+-]+$")
 _PATH = re.compile(r"^/[A-Za-z0-9._/-]*$")
 
 
@@ -84,12 +83,13 @@ class SoftwareConfig(StrictModel):
             "with CUDA); the same release `make test` trains with on CPU."
         ),
     )
-    training_image: str | None = Field(
+    training_image: ImageReference | None = Field(
         default=None,
         description=(
             "Image the import-image job turns into one squashfs for every node, as Enroot names it: "
-            "[USER@][REGISTRY#]IMAGE[:TAG], e.g. 123456789012.dkr.ecr.us-east-2.amazonaws.com#train:v1. "
-            "Registry credentials come from the user's enroot credentials file, never from here. "
+            "[REGISTRY#]IMAGE[:TAG], e.g. 123456789012.dkr.ecr.us-east-2.amazonaws.com#train:v1. "
+            "Registry logins come from the user's enroot credentials file (ECR: the nodes' role), "
+            "never from here: a reference with one (USER[:PASSWORD]@) is refused. "
             "Set, the nccl and torchrun jobs run in its squashfs (<image_dir>/<name>.sqsh) by default."
         ),
     )
@@ -144,14 +144,6 @@ class SoftwareConfig(StrictModel):
         # Rendered into a pip requirement and a directory name: a release, never a range.
         if not re.match(r"^\d+\.\d+\.\d+$", value):
             raise fail("torch_version", f"'{value}' is not a PyTorch release; write it like 2.13.0")
-        return value
-
-    @field_validator("training_image")
-    @classmethod
-    def _image(cls, value: str | None) -> str | None:
-        if value is not None and not _IMAGE.match(value):
-            example = "123456789012.dkr.ecr.us-east-2.amazonaws.com#train:v1"
-            raise fail("training_image", f"'{value}' is not an image reference (e.g. {example})")
         return value
 
     @field_validator("image_dir")

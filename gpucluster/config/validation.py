@@ -13,10 +13,9 @@ from pydantic import BaseModel, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from gpucluster.config.fields import STRICT_CONFIG
+from gpucluster.config.image_reference import ImageReference
 
 _PATH = re.compile(r"^/[A-Za-z0-9._/-]*$")
-# Enroot/Pyxis image references: [USER@][REGISTRY#]IMAGE[:TAG|@DIGEST].
-_IMAGE = re.compile(r"^[A-Za-z0-9._/:#@+-]+$")
 
 
 class ValidationConfig(BaseModel):
@@ -34,12 +33,12 @@ class ValidationConfig(BaseModel):
             "/opt/nccl-tests/build inside a container."
         ),
     )
-    container_image: str | None = Field(
+    container_image: ImageReference | None = Field(
         default=None,
         description=(
             "Run nccl-tests in this image through Pyxis (srun --container-image); null runs them in "
             "the imported squashfs of software.training_image when that is set, else the DLAMI's "
-            "binaries with its Open MPI."
+            "binaries with its Open MPI. Like that one, never with a registry login in it."
         ),
     )
     mpi_home: str = Field(
@@ -68,12 +67,4 @@ class ValidationConfig(BaseModel):
     def _absolute(cls, value: str | None) -> str | None:
         if value is not None and not _PATH.match(value):
             raise PydanticCustomError("path", f"'{value}' must be an absolute path of letters, digits, ._-/")
-        return value
-
-    @field_validator("container_image")
-    @classmethod
-    def _image(cls, value: str | None) -> str | None:
-        if value is not None and not _IMAGE.match(value):
-            message = f"'{value}' is not an image reference (e.g. nvcr.io#nvidia/pytorch:25.06-py3)"
-            raise PydanticCustomError("container_image", message)
         return value

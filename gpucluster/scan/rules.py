@@ -12,14 +12,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from base64 import b64decode
-from binascii import Error as Base64Error
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
+
+from gpucluster.munge_key import MUNGE_KEY_LENGTH
 
 
 class FindingKind(StrEnum):
@@ -28,6 +28,7 @@ class FindingKind(StrEnum):
     AWS_SECRET_ACCESS_KEY = "aws-secret-access-key"
     KEY_BLOB = "key-blob"
     LITERAL_PASSWORD = "literal-password"
+    LOGIN_PASSWORD = "login-password"
 
 
 @dataclass(frozen=True)
@@ -39,12 +40,14 @@ class Finding:
 
 
 MUNGE_KEY_NAME = "munge.key"
-# munge's own `mungekey` writes 1024 bytes by default; anything that large and random
-# that arrives as base64 text is treated as key material.
-MIN_KEY_BYTES = 1024
-MIN_KEY_ENTROPY = 7.0  # bits per byte; random data is ~7.8, text ~4-5
-_MIN_BASE64_CHARS = math.ceil(MIN_KEY_BYTES * 4 / 3)
-_BASE64_RUN = re.compile(rf"[A-Za-z0-9+/]{{{_MIN_BASE64_CHARS},}}={{0,2}}")
+# The cluster's munge key is this long in both its forms (gpucluster.munge_key): Secrets
+# Manager's letters and digits, and base64 of 768 random bytes. A run of base64's alphabet that
+# long is key material when its characters are as random as a key's: 62 or 64 symbols drawn
+# evenly carry ~5.9 bits each, while hex (4), lower-case words and digits (~5.2) and base64
+# of text (~5.0-5.5) stay below the bound.
+MIN_KEY_CHARS = MUNGE_KEY_LENGTH
+MIN_KEY_BITS_PER_CHAR = 5.8
+_BASE64_RUN = re.compile(rf"[A-Za-z0-9+/]{{{MIN_KEY_CHARS},}}")
 _PEM_PRIVATE = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----")
 _ACCESS_KEY_ID = re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])")
 _SECRET_ACCESS_KEY = re.compile(
@@ -54,6 +57,15 @@ _SECRET_ACCESS_KEY = re.compile(
 _PASSWORD_ASSIGNMENT = re.compile(
     r"(?i)(?<![A-Za-z])(password|passwd|storagepass|storage_pass)[\"']?\s*[:=]\s*"
     r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s,;#}]+)"
+)
+# A login in a URL or an image reference: docker://user:token@registry/..., https://user:pw@host.
+# Found from its `://` (a literal the search skips to), the scheme read back from there.
+_URL_LOGIN = re.compile(r"://[^\s:@/'\"]+:(?P<password>[^\s@/'\"]+)@(?P<host>[A-Za-z0-9.-]+)")
+_SCHEME_BEFORE = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}$")
+# An Enroot credentials (netrc) entry, as Enroot reads it: `machine HOST login USER password PW`
+# from the start of a line (a script that prints such a line with printf holds no password).
+_NETRC_LOGIN = re.compile(
+    r"(?m)^[ \t]*machine[ \t]+(?P<host>\S+)\s+login\s+\S+\s+password\s+(?P<password>\S+)"
 )
 _DYNAMIC_REFERENCE = re.compile(r"\{\{resolve:[^}]+\}\}")
 _SUB_VARIABLE = re.compile(r"\$\{[^}]+\}")
@@ -75,6 +87,7 @@ def _is_reference(value: str) -> bool:
         not bare
         or bare.startswith(("$", "{", "<", "/", "!"))
         or bare.lower() in ("null", "none", "~", "true", "false")
+        or set(bare) == {"*"}  # masked, as a log or a doc shows one
     )
 
 
@@ -108,20 +121,7 @@ def scan_text(name: str, text: str, passwords: bool = True) -> list[Finding]:
             )
             for m in _SECRET_ACCESS_KEY.finditer(text)
         ]
-    for m in _BASE64_RUN.finditer(text):
-        try:
-            data = b64decode(m.group() + "=" * (-len(m.group()) % 4), validate=True)
-        except Base64Error:
-            continue
-        if len(data) >= MIN_KEY_BYTES and _entropy(data) >= MIN_KEY_ENTROPY:
-            findings.append(
-                Finding(
-                    name,
-                    _line_of(text, m.start()),
-                    FindingKind.KEY_BLOB,
-                    f"base64 of {len(data)} random-looking bytes (munge-key-like)",
-                )
-            )
+    findings += _key_blobs(name, text) + _logins(name, text)
     if passwords and ("pass" in folded):
         for m in _PASSWORD_ASSIGNMENT.finditer(text):
             if not _is_reference(m.group("value")):
@@ -134,6 +134,41 @@ def scan_text(name: str, text: str, passwords: bool = True) -> list[Finding]:
                     )
                 )
     return findings
+
+
+def _key_blobs(name: str, text: str) -> list[Finding]:
+    findings: list[Finding] = []
+    for m in _BASE64_RUN.finditer(text):
+        run = m.group()
+        if _entropy(run.encode()) < MIN_KEY_BITS_PER_CHAR:
+            continue
+        detail = (
+            f"{len(run)} random letters and digits (munge-key-like)"
+            if run.isalnum()
+            else f"base64 of {len(run) * 3 // 4} random-looking bytes (munge-key-like)"
+        )
+        findings.append(Finding(name, _line_of(text, m.start()), FindingKind.KEY_BLOB, detail))
+    return findings
+
+
+def _logins(name: str, text: str) -> list[Finding]:
+    """Passwords written into a URL or a credentials line; the host is named, the login never."""
+    found: list[tuple[re.Match[str], str]] = []
+    if "://" in text and "@" in text:
+        for m in _URL_LOGIN.finditer(text):
+            scheme = _SCHEME_BEFORE.search(text, max(0, m.start() - 32), m.start())
+            if scheme:
+                found.append((m, f"{scheme.group()}:// reference with a password for {m.group('host')}"))
+    if "machine" in text:
+        found += [
+            (m, f"credentials (netrc) line with a password for {m.group('host')}")
+            for m in _NETRC_LOGIN.finditer(text)
+        ]
+    return [
+        Finding(name, _line_of(text, m.start()), FindingKind.LOGIN_PASSWORD, detail)
+        for m, detail in found
+        if not _is_reference(m.group("password"))
+    ]
 
 
 # --- CloudFormation templates ------------------------------------------------------------

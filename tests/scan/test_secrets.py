@@ -10,6 +10,8 @@ import base64
 import io
 import json
 import os
+import secrets
+import string
 import tarfile
 import zipfile
 
@@ -17,6 +19,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
+from gpucluster.munge_key import MUNGE_KEY_LENGTH
 from gpucluster.scan.files import Scan, scan_bytes, scan_path
 from gpucluster.scan.rules import FindingKind
 from gpucluster.scan.secrets import run_scan
@@ -36,6 +39,12 @@ def pem_private_key(kind: str) -> str:
         key = ed25519.Ed25519PrivateKey.generate()
         form = serialization.PrivateFormat.OpenSSH
     return key.private_bytes(serialization.Encoding.PEM, form, serialization.NoEncryption()).decode()
+
+
+def letters_and_digits(count: int) -> str:
+    """Random letters and digits, as Secrets Manager generates the munge key."""
+    alphabet = string.ascii_letters + string.digits
+    return "".join(secrets.choice(alphabet) for _ in range(count))
 
 
 def kinds(findings) -> list[FindingKind]:
@@ -78,12 +87,42 @@ def test_aws_credentials_are_found_without_echoing_them():
     assert ACCESS_KEY_ID not in shown and SECRET_ACCESS_KEY not in shown
 
 
-def test_base64_munge_key_is_found():
-    blob = base64.b64encode(os.urandom(1024)).decode()
+# The README's shared key (head -c 768 /dev/urandom | base64 -w0), and munge's own 1024 bytes.
+@pytest.mark.parametrize("size", [768, 1024])
+def test_base64_munge_key_is_found(size):
+    blob = base64.b64encode(os.urandom(size)).decode()
     text = f"#!/bin/bash\necho '{blob}' | base64 -d > /etc/munge/munge.key\n"
     findings = scan_bytes("head.sh", text.encode()).findings
     assert kinds(findings) == [FindingKind.KEY_BLOB]
-    assert "1024" in findings[0].detail
+    assert f"base64 of {size} random-looking bytes" in findings[0].detail
+
+
+def test_a_munge_key_as_secrets_manager_generates_it_is_found():
+    key = letters_and_digits(MUNGE_KEY_LENGTH)
+    text = json.dumps({"ARN": "arn:aws:secretsmanager:us-east-2:123456789012:secret:x", "SecretString": key})
+    findings = scan_bytes("get-secret-value.json", text.encode()).findings
+    assert kinds(findings) == [FindingKind.KEY_BLOB]
+    assert "1024 random letters and digits" in findings[0].detail
+    assert key not in findings[0].detail
+
+
+@pytest.mark.parametrize(
+    ("text", "host"),
+    [
+        ("enroot import 'docker://robot:Pa55w0rd-x9@nvcr.io#nvidia/pytorch:25.01-py3'\n", "nvcr.io"),
+        ("IMAGE=docker://robot:Pa55w0rd-x9@registry.example.com/team/train:v1\n", "registry.example.com"),
+        ('{"url": "https://robot:Pa55w0rd-x9@registry.example.com:5000/v2/"}\n', "registry.example.com"),
+        # Enroot's credentials file, a netrc: one line, or one entry over several.
+        ("machine nvcr.io login $oauthtoken password Pa55w0rd-x9\n", "nvcr.io"),
+        ("machine registry.example.com\n  login robot\n  password Pa55w0rd-x9\n", "registry.example.com"),
+    ],
+)
+def test_a_registry_password_in_a_reference_or_credentials_line_is_found(text, host):
+    findings = scan_bytes("rendered.sh", f"#!/bin/bash\n{text}".encode()).findings
+    assert kinds(findings) == [FindingKind.LOGIN_PASSWORD]
+    assert findings[0].line == 2
+    assert findings[0].detail.endswith(f"with a password for {host}")
+    assert "Pa55w0rd-x9" not in findings[0].detail and "robot" not in findings[0].detail
 
 
 def test_a_file_named_munge_key_is_found_whatever_it_holds():
@@ -216,6 +255,19 @@ def test_rendered_look_alikes_are_not_findings():
     low_entropy = base64.b64encode(b"#!/bin/bash\necho hello\n" * 80).decode()
     text = "\n".join(
         [
+            # long and random, but not a key's alphabet or not a key's length
+            f"CHECKSUMS={os.urandom(1024).hex()}",
+            f"SHORT_KEY={letters_and_digits(MUNGE_KEY_LENGTH - 1)}",
+            f"SHORT_BLOB={base64.b64encode(os.urandom(767)).decode()}",
+            # image references and URLs without a password
+            f"IMAGE=nvcr.io/nvidia/pytorch@sha256:{SHA256}",
+            "IMAGE=docker://robot@nvcr.io#nvidia/pytorch:25.01-py3",
+            "REGISTRY=https://registry.example.com:5000/v2/",
+            'git clone "https://${GIT_USER}:${GIT_TOKEN}@github.com/org/repo"',
+            "# proxy url, masked: https://***:***@proxy.example.com",
+            # the import job's own line, and the README's placeholder
+            '    printf \'machine %s login AWS password %s\\n\' "${registry}" "${token}"',
+            "machine nvcr.io login $oauthtoken password <your NGC API key>",
             "#!/bin/bash",
             "set -euo pipefail",
             f"BUNDLE_SHA256={SHA256}",

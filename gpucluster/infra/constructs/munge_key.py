@@ -10,8 +10,7 @@ from constructs import Construct
 from gpucluster.infra.constructs.cfn import Resource
 from gpucluster.infra.constructs.generated_secret import GeneratedSecretProps, generated_secret
 from gpucluster.infra.constructs.generated_secret import stack_id_suffix as stack_id_suffix
-
-MUNGE_KEY_LENGTH = 1024
+from gpucluster.munge_key import MUNGE_KEY_LENGTH
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from gpucluster.infra.constructs.munge_key import MUNGE_KEY_LENGTH, MungeKey, MungeKeyProps
+from gpucluster.infra.constructs.munge_key import MungeKey, MungeKeyProps
+from gpucluster.munge_key import MUNGE_KEY_LENGTH
 from tests.infra.constructs.small_stack import Built, build, ref
 
 PROPS = MungeKeyProps(secret_name_prefix="gpucluster/demo/munge-", reader_role_name_prefix="gpucluster-demo-")
