@@ -44,9 +44,10 @@ def _names(path: Path) -> dict[str, str]:
     if not isinstance(doc, dict):
         raise BadInput(path, "(top level)", f"expected a JSON object, got {type(doc).__name__}", fix)
     for instance_id, name in doc.items():
-        if not _INSTANCE_ID.match(instance_id):
+        if not _INSTANCE_ID.fullmatch(instance_id):
             raise BadInput(path, instance_id, "is not an EC2 instance id (i- and 8 or 17 hex digits)", fix)
-        if not isinstance(name, str) or not _NODE_NAME.match(name):
+        # fullmatch: `$` alone admits a final newline, a line of its own in topology.conf.
+        if not isinstance(name, str) or not _NODE_NAME.fullmatch(name):
             raise BadInput(path, instance_id, f"{name!r} is not a Slurm node name", fix)
     return doc
 
