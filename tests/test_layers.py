@@ -25,6 +25,8 @@ LAYERS: dict[str, int] = {
     # an environment problem (exit 1) and plain wording of a parser's messages
     "gpucluster.env_problem": 0,
     "gpucluster.plain_messages": 0,
+    # command lines printed for a person to paste into a shell: every word quoted
+    "gpucluster.command_lines": 0,
     "gpucluster.catalog": 0,
     "gpucluster.cpu_topology": 0,
     "gpucluster.efa": 0,

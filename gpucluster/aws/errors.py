@@ -82,13 +82,12 @@ def explain(call: str, region: str, exc: Exception) -> AwsError:
 
 
 def _from_code(call: str, region: str, code: str, message: str) -> AwsError:
-    from gpucluster.aws.login_errors import profile
+    from gpucluster.aws.login_errors import sso_login
 
     said = f"{code}: {message}" if message else code
     if code in EXPIRED | INVALID_CREDENTIALS:
         fix = (
-            f"your AWS session expired; refresh it (`aws sso login --profile {profile()}`, or new "
-            "temporary credentials) and re-run"
+            f"your AWS session expired; refresh it (`{sso_login()}`, or new temporary credentials) and re-run"
             if code in EXPIRED
             else "the credentials are not valid here; check AWS_PROFILE and the access key, "
             f"and that region {region} is enabled for the account"

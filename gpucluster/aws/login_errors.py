@@ -14,6 +14,8 @@ from pathlib import Path
 from botocore import exceptions as boto
 from botocore.exceptions import BotoCoreError
 
+from gpucluster.command_lines import command_line
+
 LOGIN_ERRORS = (
     boto.ConfigNotFound,
     boto.ConfigParseError,
@@ -54,8 +56,13 @@ def _known_profiles() -> str:
     return f" (profiles there: {', '.join(names)})" if names else " (it defines no profile)"
 
 
-def _sso_login() -> str:
-    return f"run `aws sso login --profile {profile()}`, then re-run"
+def sso_login() -> str:
+    """The command that renews the profile's SSO session."""
+    return command_line("aws", "sso", "login", "--profile", profile())
+
+
+def _sso_login_fix() -> str:
+    return f"run `{sso_login()}`, then re-run"
 
 
 def login_problem(exc: BotoCoreError) -> tuple[str, str]:
@@ -65,7 +72,8 @@ def login_problem(exc: BotoCoreError) -> tuple[str, str]:
         name = kwargs.get("profile", profile())
         return (
             f"profile {name} is not in {config_file()}{_known_profiles()}",
-            f"add it (`aws configure --profile {name}` or `aws configure sso --profile {name}`), "
+            f"add it (`{command_line('aws', 'configure', '--profile', name)}` or "
+            f"`{command_line('aws', 'configure', 'sso', '--profile', name)}`), "
             "or set AWS_PROFILE to a profile that exists",
         )
     if isinstance(exc, boto.ConfigParseError):
@@ -82,7 +90,7 @@ def login_problem(exc: BotoCoreError) -> tuple[str, str]:
     if isinstance(exc, boto.SSOError | boto.TokenRetrievalError) or (
         isinstance(exc, boto.CredentialRetrievalError) and kwargs.get("provider") == "sso"
     ):
-        return f"the SSO session of profile {profile()} has expired or was never started", _sso_login()
+        return f"the SSO session of profile {profile()} has expired or was never started", _sso_login_fix()
     if isinstance(exc, boto.CredentialRetrievalError):
         provider = kwargs.get("provider", "?")
         said = _one_line(kwargs.get("error_msg", "")) or "no message"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +10,7 @@ import typer
 from gpucluster.bad_input import output_dir, writing_into
 from gpucluster.cli.root import load_checked, out, verb_group, warn_each
 from gpucluster.cli.runner import VerbCommand
+from gpucluster.command_lines import command_line, print_commands
 from gpucluster.output_files import replacing
 
 container_app = verb_group(
@@ -35,11 +35,7 @@ def render(
     with writing_into(output, "--output"), replacing(output, "container render", "--output") as files:
         path = files.final(write_dockerfile(cfg, files.staging)).resolve()
     warn_each(files.notes())
-    # Absolute, because the build runs from the code's directory; quoted, and never wrapped
-    # (soft_wrap), so the command line pastes whole.
-    for line in (
-        f"wrote {path}",
-        "build the image from your training code's directory (the build context):",
-        f"    docker build -f {shlex.quote(str(path))} -t train:v1 .",
-    ):
+    for line in (f"wrote {path}", "build the image from your training code's directory (the build context):"):
         out.print(line, soft_wrap=True, markup=False, highlight=False)
+    # Absolute, because the build runs from the code's directory.
+    print_commands(out, ["    " + command_line("docker", "build", "-f", str(path), "-t", "train:v1", ".")])

@@ -14,11 +14,17 @@ from gpucluster.agents.cluster_names import INSTANCE_ID
 from gpucluster.bad_input import BadInput
 from gpucluster.cli.root import out, verb_group, warn_each
 from gpucluster.cli.runner import VerbCommand
+from gpucluster.command_lines import print_commands
 
 topology_app = verb_group("topology", "Slurm's network topology from EC2 DescribeInstanceTopology.")
 
 _INSTANCE_ID = re.compile(f"^{INSTANCE_ID}$")
 _NODE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# A Kubernetes node's name is a DNS subdomain (RFC 1123), or the API refuses it: a list with
+# another is not what kubectl printed. Refused, not only quoted: a name starting with "-" is
+# an option to kubectl (--server=... would hand that server the user's token).
+_DNS_LABEL = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
+_KUBERNETES_NAME = re.compile(rf"(?=.{{1,253}}\Z){_DNS_LABEL}(?:\.{_DNS_LABEL})*")
 
 
 def _read_json(path: Path, fix: str) -> Any:
@@ -38,9 +44,10 @@ def _names(path: Path) -> dict[str, str]:
     if not isinstance(doc, dict):
         raise BadInput(path, "(top level)", f"expected a JSON object, got {type(doc).__name__}", fix)
     for instance_id, name in doc.items():
-        if not _INSTANCE_ID.match(instance_id):
+        if not _INSTANCE_ID.fullmatch(instance_id):
             raise BadInput(path, instance_id, "is not an EC2 instance id (i- and 8 or 17 hex digits)", fix)
-        if not isinstance(name, str) or not _NODE_NAME.match(name):
+        # fullmatch: `$` alone admits a final newline, a line of its own in topology.conf.
+        if not isinstance(name, str) or not _NODE_NAME.fullmatch(name):
             raise BadInput(path, instance_id, f"{name!r} is not a Slurm node name", fix)
     return doc
 
@@ -142,9 +149,17 @@ def annotate(
         placed = node_annotations(nodes, placements)
     except TopologyError as err:
         raise BadInput(source, err.field, err.what, err.fix) from err
+    for node in nodes:
+        if not _KUBERNETES_NAME.fullmatch(node.name):
+            raise BadInput(
+                nodes_json,
+                "metadata.name",
+                f"{node.name!r} is not a Kubernetes node name (lower-case letters, digits, '-' and '.', "
+                "a letter or digit at each end, at most 253 characters)",
+                "save the output of `kubectl get nodes -o json` unchanged",
+            )
     waiting = unplaced(nodes, placements)
     if waiting:
         names = ", ".join(waiting)
         warn_each([f"{len(waiting)} node(s) EC2 does not describe yet, flat until it does: {names}"])
-    for command in annotate_commands(placed):
-        out.print(command, highlight=False, markup=False, soft_wrap=True)
+    print_commands(out, annotate_commands(placed))

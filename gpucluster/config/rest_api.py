@@ -11,21 +11,16 @@ with slurmctld alone; with accounting on, the `slurmdb/` endpoints too.
 
 from __future__ import annotations
 
-import contextlib
-import ipaddress
-from typing import Annotated
-
 from pydantic import Field, field_validator, model_validator
 
-from gpucluster.config.fields import SecurityGroupId, StrictModel, fail, fail_at, from_text
+from gpucluster.config.allow_lists import AllowedCidrs
+from gpucluster.config.fields import SecurityGroupId, StrictModel, fail, fail_at
 
 # slurm.conf(5)'s and slurmrestd's upstream unit's defaults.
 SLURMRESTD_PORT = 6820
 # Ports Slurm's own daemons take on the head (slurmctld, slurmd, slurmdbd): slurmrestd on one
 # of them would fail to bind, or take the port from the daemon that starts after it.
 SLURM_DAEMON_PORTS = {6817: "slurmctld", 6818: "slurmd", 6819: "slurmdbd"}
-
-Cidr = Annotated[ipaddress.IPv4Network, *from_text(ipaddress.IPv4Network, "a CIDR block like 10.20.0.0/16")]
 
 
 class RestApiConfig(StrictModel):
@@ -36,10 +31,11 @@ class RestApiConfig(StrictModel):
         description="TCP port slurmrestd listens on at the head's private address. 1024 or above: "
         "slurmrestd runs as an unprivileged user without capabilities.",
     )
-    allow_cidrs: list[Cidr] = Field(
+    allow_cidrs: AllowedCidrs = Field(
         default_factory=list,
         description="IPv4 ranges allowed to reach the port (e.g. a VPN's range); empty: none besides "
-        "the cluster's nodes. 0.0.0.0/0 is refused: name the networks your clients are in.",
+        "the cluster's nodes. 0.0.0.0/0, or ranges that together cover every address, is refused: "
+        "name the networks your clients are in, or a security group.",
     )
     allow_security_groups: list[SecurityGroupId] = Field(
         default_factory=list,
@@ -55,42 +51,6 @@ class RestApiConfig(StrictModel):
                 f"{value} is {SLURM_DAEMON_PORTS[value]}'s port on the head; use another, "
                 f"e.g. Slurm's default for slurmrestd, {SLURMRESTD_PORT}",
             )
-        return value
-
-    @field_validator("allow_cidrs", mode="before")
-    @classmethod
-    def _readable_cidrs(cls, value: object) -> object:
-        # pydantic's own message ("not a valid IPv4 network") says neither why nor what to write.
-        if not isinstance(value, list):
-            return value
-        for index, entry in enumerate(value):
-            if not isinstance(entry, str):
-                continue
-            try:
-                ipaddress.IPv4Network(entry)
-            except ValueError:
-                hint = ""
-                with contextlib.suppress(ValueError):
-                    hint = f"; its network address is {ipaddress.IPv4Network(entry, strict=False)}"
-                raise fail_at(
-                    str(index),
-                    f"'{entry}' is not an IPv4 CIDR block (address/prefix with no host bits set){hint}; "
-                    "write one like 10.20.0.0/16",
-                ) from None
-        return value
-
-    @field_validator("allow_cidrs")
-    @classmethod
-    def _not_everyone(cls, value: list[ipaddress.IPv4Network]) -> list[ipaddress.IPv4Network]:
-        for network in value:
-            # A token is the power of its user over the cluster (root's over everything):
-            # "anyone who can route here" is never the audience, and it would hide a mistake.
-            if network.prefixlen == 0:
-                raise fail(
-                    "allow_cidrs",
-                    f"{network} would admit every address that can route to the head; list the "
-                    "networks your clients are in (e.g. your VPN's range), or a security group",
-                )
         return value
 
     @model_validator(mode="after")

@@ -28,6 +28,7 @@ from gpucluster.agents.node_annotations import node_annotations as node_annotati
 from gpucluster.agents.node_annotations import parse_nodes as parse_nodes
 from gpucluster.agents.node_annotations import unplaced as unplaced
 from gpucluster.agents.topology_writer_settings import KUBERNETES_GROUP
+from gpucluster.command_lines import command_line
 from gpucluster.slurm.site import SlurmSite
 
 TOPOLOGY_CONF = "topology.conf"
@@ -74,8 +75,9 @@ def writer_rbac() -> list[dict[str, Any]]:
 
 
 def annotate_commands(annotations: Mapping[str, str]) -> list[str]:
-    """`kubectl annotate` for each node; --overwrite moves a node whose place changed."""
+    """`kubectl annotate` for each node; --overwrite moves a node whose place changed. The
+    names and units are the node list's and EC2's, so each word is quoted (command_lines)."""
     return [
-        f"kubectl annotate node {name} {ANNOTATION}={unit} --overwrite"
+        command_line("kubectl", "annotate", "node", name, f"{ANNOTATION}={unit}", "--overwrite")
         for name, unit in sorted(annotations.items())
     ]

@@ -8,11 +8,11 @@ stay those of the file so every message can name the line a user opens.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
 from gpucluster.bad_input import BadInput
+from gpucluster.command_lines import command_line
 
 # Open MPI --tag-output: [jobid,rank]<stdout>: or <stderr>:; srun -l: "12: " (task id).
 _MPIRUN_PREFIX = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:")
@@ -56,7 +56,7 @@ def read_text(path: Path) -> str:
             path,
             "(file)",
             f"is compressed ({unpack} unpacks it), not nccl-tests output",
-            f"{unpack} it first (`{unpack} -k {shlex.quote(str(path))}`) and pass the log it writes",
+            f"{unpack} it first (`{command_line(unpack, '-k', str(path))}`) and pass the log it writes",
         )
     nul = data.find(b"\x00")
     if nul >= 0:

@@ -16,25 +16,22 @@ boundary (a note), not their nodes.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Mapping
 
+from gpucluster.command_lines import command_line
 from gpucluster.gate.decide import Verdict
 from gpucluster.gate.efa_checks import failed_pingpongs
 from gpucluster.gate.model import Frozen
 from gpucluster.job_output import NO_SWITCH
 
-# Slurm node names as the jobs print them; anything else is not pasted into a shell command.
-_NODE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_REASON_UNSAFE = re.compile(r"[^A-Za-z0-9 ._,:/()=+-]")
 _REASON_LIMIT = 120
 
 
 class Suspect(Frozen):
     node: str
     evidence: tuple[str, ...]
-    drain: str | None
+    drain: str
     # Its leaf switch, when the topology was given and names the node.
     switch: str | None = None
 
@@ -45,12 +42,10 @@ class Attribution(Frozen):
     notes: tuple[str, ...] = ()
 
 
-def drain_command(node: str, reason: str) -> str | None:
-    if not _NODE_NAME.match(node):
-        return None
-    # Inside double quotes only $, `, \ and " are special: keep a plain subset, one line.
-    text = " ".join(_REASON_UNSAFE.sub(" ", f"gpucluster gate: {reason}").split())[:_REASON_LIMIT].strip()
-    return f'scontrol update nodename={node} state=drain reason="{text}"'
+def drain_command(node: str, reason: str) -> str:
+    """The node's name and its partners' in the reason are the logs': quoted (command_lines)."""
+    text = " ".join(f"gpucluster gate: {reason}".split())[:_REASON_LIMIT].strip()
+    return command_line("scontrol", "update", f"nodename={node}", "state=drain", f"reason={text}")
 
 
 # A failed pair: its nodes, its round and the node-fault reason codes.
@@ -162,9 +157,6 @@ def attribute(verdicts: list[Verdict], leaves: Mapping[str, str] | None = None) 
         )
     if undecided:
         notes.append(f"{undecided} pair run(s) could not be judged (see their reasons): they name no node")
-    unnamed = [node for node in suspects if not _NODE_NAME.match(node)]
-    if unnamed:
-        notes.append(f"no drain command for node names that are not plain names: {', '.join(unnamed)}")
     return Attribution(
         pairs=pairs,
         suspects=tuple(

@@ -118,7 +118,7 @@ def _switch(suspect: Suspect) -> str:
 
 
 def drain_lines(result: GateResult) -> list[str]:
-    return [suspect.drain for suspect in result.attribution.suspects if suspect.drain]
+    return [suspect.drain for suspect in result.attribution.suspects]
 
 
 def _cell(text: str) -> str:

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from gpucluster.bad_input import BadInput, output_dir, write_failure
 from gpucluster.catalog import InstanceType, load_catalog
+from gpucluster.command_lines import print_commands
 from gpucluster.gate.decide import Context, Verdict, decide_run
 from gpucluster.gate.efa_checks import decide_efa_checks
 from gpucluster.gate.json_log import looks_like_json, parse_json
@@ -165,8 +166,7 @@ def gate_command(
     drains = drain_lines(result)
     if drains:
         console.print("take the suspect nodes out of scheduling:", highlight=False)
-        for line in drains:
-            console.print(line, highlight=False, soft_wrap=True, markup=False)
+        print_commands(console, drains)
     if report is not None:
         written = write_reports(result, report)
         console.print(f"report written to {report} ({len(written)} files)", highlight=False, markup=False)

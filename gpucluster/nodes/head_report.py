@@ -21,13 +21,14 @@ from typing import Any
 from gpucluster import names
 from gpucluster.aws.clients import Clients
 from gpucluster.aws.errors import aws_call, explain
+from gpucluster.command_lines import command_line
 from gpucluster.config import ClusterConfig
 from gpucluster.env_problem import EnvironmentProblem
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 
 DOCUMENT = "AWS-RunShellScript"
 REPAIR_SCRIPT = NODE_LAYOUT.bundle_script("agents/node_repair.py")
-REPORT_COMMAND = f"python3 {REPAIR_SCRIPT} --report"
+REPORT_COMMAND = command_line("python3", REPAIR_SCRIPT, "--report")
 # How long the head may take to answer: SSM delivers within seconds to a running agent.
 WAIT_SECONDS = 90
 POLL_SECONDS = 2
@@ -95,10 +96,23 @@ def run_report(
         )
     command_id = sent["Command"]["CommandId"]
     subject = f"head node {head} ({cfg.region})"
+    # The id is SSM's answer, pasted by the user: quoted. The region is the cluster's, which
+    # the profile's default need not be.
+    lookup = command_line(
+        "aws",
+        "ssm",
+        "get-command-invocation",
+        "--command-id",
+        command_id,
+        "--instance-id",
+        head,
+        "--region",
+        cfg.region,
+    )
     for _ in range(ATTEMPTS):
         answer = _invocation(ssm, command_id, head, cfg.region)
         if answer is not None and answer["Status"] not in RUNNING:
-            return HeadAnswer(head, _parse(answer, subject, command_id))
+            return HeadAnswer(head, _parse(answer, subject, lookup))
         (sleep or time.sleep)(POLL_SECONDS)
     raise EnvironmentProblem(
         subject,
@@ -107,7 +121,8 @@ def run_report(
     )
 
 
-def _parse(answer: dict[str, Any], subject: str, command_id: str) -> dict[str, Any]:
+def _parse(answer: dict[str, Any], subject: str, lookup: str) -> dict[str, Any]:
+    """`lookup`: the command that shows the invocation, for a failure's fix."""
     output = str(answer.get("StandardOutputContent", ""))
     try:
         report = json.loads(output)
@@ -126,8 +141,7 @@ def _parse(answer: dict[str, Any], subject: str, command_id: str) -> dict[str, A
             + REPORT_COMMAND
             + "` on the head node (Session Manager)"
             if len(output) >= OUTPUT_LIMIT
-            else f"see `aws ssm get-command-invocation --command-id {command_id}`; "
-            "is the cluster's bundle current?"
+            else f"see `{lookup}`; is the cluster's bundle current?"
         )
         raise EnvironmentProblem(
             subject, f"the node report ended {answer['Status']}: {said or 'no output'}", fix

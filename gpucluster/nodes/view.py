@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpucluster.command_lines import command_line
 from gpucluster.nodes.head_report import REPAIR_SCRIPT
 from gpucluster.tables import CliTable, table
 
@@ -55,7 +56,7 @@ def view(report: dict[str, Any], cluster: str) -> NodesView:
     if tripped:
         notes.append(
             f"ALERT replacement stopped since {tripped['at']}: {tripped['why']}; fix the cause, then "
-            f"clear it on the head node: sudo python3 {REPAIR_SCRIPT} --clear-alert"
+            f"clear it on the head node: {command_line('sudo', 'python3', REPAIR_SCRIPT, '--clear-alert')}"
         )
     title = f"{cluster}: {len(rows)} compute nodes, {down} drained or down"
     return NodesView(table(title, COLUMNS, rows), notes, down)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpucluster.bad_input import BadInput
+from gpucluster.command_lines import command_line
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.config.capacity import CapacityBlockCapacity
 from gpucluster.group_option import chosen_group
@@ -44,10 +45,10 @@ class GroupPlan:
         ]
 
     def submit_line(self) -> str:
-        line = f"sbatch --nodes={self.plan.nodes} {job_path(self.group.name, JOB)}"
+        env: dict[str, str] = {}
         if self.plan.gpus_per_node_used != self.plan.gpus_per_node:
-            line = f"TRAIN_NPROC_PER_NODE={self.plan.gpus_per_node_used} {line}"
-        return line
+            env["TRAIN_NPROC_PER_NODE"] = str(self.plan.gpus_per_node_used)
+        return command_line("sbatch", f"--nodes={self.plan.nodes}", job_path(self.group.name, JOB), env=env)
 
 
 def plan_group(cfg: ClusterConfig, source: Path, group_name: str | None, layout: Layout) -> GroupPlan:

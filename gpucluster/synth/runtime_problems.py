@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gpucluster.bad_input import disk_fix, write_failure
+from gpucluster.command_lines import command_line
 from gpucluster.env_problem import EnvironmentProblem
 from gpucluster.synth.cdk_runtime import use_wheel_node, wheel_node
 
@@ -96,7 +97,7 @@ def _cache_problem(message: str) -> EnvironmentProblem | None:
     directory = insecure["parent"] or insecure["dir"]
     what = insecure["what"]
     first = (
-        f"`chmod go-w {directory}`"
+        f"`{command_line('chmod', 'go-w', directory)}`"
         if "writable by group or others" in what
         else f"`chown` {directory} to you"
     )

@@ -19,6 +19,7 @@ from gpucluster.container.dockerfile import FORBIDDEN_VARIABLES, render_dockerfi
 from gpucluster.jobs.validation import CONTAINER_NCCL_TESTS_DIR
 from gpucluster.launch.gpu_env import LIBRARY_DIRS
 from tests.conftest import EXAMPLES
+from tests.shell_pipe import HOSTILE_NAMES, pipe_to_sh
 
 HADOLINT = Path(sys.executable).parent / "hadolint"
 
@@ -191,6 +192,18 @@ def test_the_build_hint_pastes_whole_from_the_code_directory(tmp_path: Path, mon
     assert shlex.split(hint) == ["docker", "build", "-f", str(dockerfile), "-t", "train:v1", "."]
     assert f"wrote {dockerfile}" in result.output.splitlines()
     assert dockerfile.is_file()
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_the_build_hint_piped_to_sh_hands_docker_the_directory_whole(tmp_path: Path, name: str) -> None:
+    output = tmp_path / name
+    result = render_cli("--config", str(EXAMPLES[0]), "-o", str(output))
+    assert result.exit_code == 0, result.output
+    hint = result.stdout.split("(the build context):\n")[1]
+    shell = pipe_to_sh(hint, ["docker"], tmp_path)
+    assert (shell.returncode, shell.strays) == (0, [])
+    dockerfile = str(output.resolve() / "Dockerfile")
+    assert [call.argv for call in shell.calls] == [["build", "-f", dockerfile, "-t", "train:v1", "."]]
 
 
 def test_the_dockerfile_header_builds_with_f() -> None:

@@ -16,6 +16,7 @@ from gpucluster.eks import labels, topology
 from gpucluster.slurm.conf import render_slurm_files
 from tests.eks.conftest import SHAPES
 from tests.eks.test_semantics import _config_file, _slurm_conf_lines, nodesets
+from tests.shell_pipe import HOSTILE_NAMES, pipe_to_sh
 from tests.topology.shapes import P5
 
 DESCRIBED = P5["Instances"]
@@ -111,6 +112,41 @@ def test_cli_prints_one_kubectl_annotate_per_placed_node(tmp_path):
     assert f"kubectl annotate node ip-10-0-1-1 {topology.ANNOTATION}=default:ec2:flat --overwrite" in lines
     assert f"kubectl annotate node ip-10-0-1-2 {topology.ANNOTATION}=default:ec2:flat --overwrite" in lines
     assert "1 node(s) EC2 does not describe yet, flat until it does: ip-10-0-1-2" in result.stderr
+
+
+def test_cli_output_piped_to_sh_annotates_each_placed_node(tmp_path):
+    result = _annotations_cli(tmp_path, node_list())
+    assert result.exit_code == 0, result.output
+    placed = topology.node_annotations(topology.parse_nodes(node_list()), parse_response(P5))
+    run = pipe_to_sh(result.stdout, ["kubectl"], tmp_path)
+    assert (run.returncode, run.strays) == (0, [])
+    assert [call.argv for call in run.calls] == [
+        ["annotate", "node", name, f"{topology.ANNOTATION}={unit}", "--overwrite"]
+        for name, unit in sorted(placed.items())
+    ]
+
+
+@pytest.mark.parametrize("name", [*HOSTILE_NAMES, "--server=https://elsewhere", "Upper", "a" * 254])
+def test_cli_refuses_a_node_name_kubernetes_never_gives(tmp_path, name):
+    nodes = node_list()
+    nodes["items"][0]["metadata"]["name"] = name
+    result = _annotations_cli(tmp_path, nodes)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"error {tmp_path / 'nodes.json'}: metadata.name: ")
+    assert "is not a Kubernetes node name" in line and "kubectl get nodes -o json" in line
+
+
+def test_annotate_commands_hand_kubectl_hostile_names_whole(tmp_path):
+    # The verb refuses such names; the commands quote every word all the same.
+    annotations = {name: f"default:ec2:{name}" for name in HOSTILE_NAMES}
+    run = pipe_to_sh("\n".join(topology.annotate_commands(annotations)) + "\n", ["kubectl"], tmp_path)
+    assert (run.returncode, run.strays) == (0, [])
+    assert [call.argv for call in run.calls] == [
+        ["annotate", "node", name, f"{topology.ANNOTATION}=default:ec2:{name}", "--overwrite"]
+        for name in sorted(HOSTILE_NAMES)
+    ]
 
 
 def test_cli_bad_node_list_is_exit_2_naming_file_and_field(tmp_path):

@@ -182,7 +182,7 @@ def test_efa_check_output_names_the_failing_node(tmp_path):
     result = gate(path)
     assert result.exit_code == 1
     assert (
-        'scontrol update nodename=gpu-2 state=drain reason="gpucluster gate: efa-check: 30/32 EFA'
+        "scontrol update nodename=gpu-2 state=drain reason='gpucluster gate: efa-check: 30/32 EFA"
         in result.output
     )
     assert "nodename=gpu-1" not in result.output

@@ -3,6 +3,7 @@ logs and bad threshold or report options end with exit 2 naming what to fix, bef
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
@@ -13,6 +14,7 @@ from gpucluster.gate.run import judge_log
 from tests.conftest import REPO
 from tests.gate.test_cases import P5, codes, gate, write
 from tests.nccl_logs import Spec, json_log, text_log
+from tests.shell_pipe import HOSTILE_NAMES, pipe_to_sh
 
 
 def _garbled(text: str, size: int) -> str:
@@ -64,6 +66,20 @@ def test_names_from_the_log_are_printed_as_they_are_not_as_markup(tmp_path):
     assert result.exit_code == 1, result.output
     assert "[red]all_reduce.log:1" in result.output and "[bold]x_perf" in result.output
     assert "[bold]x[/y]" in result.output
+
+
+# An error line shows a name's control characters escaped: the printable names.
+@pytest.mark.parametrize("name", [name for name in HOSTILE_NAMES if name.isprintable()])
+def test_the_unpack_command_piped_to_sh_gets_the_log_whole(tmp_path, name):
+    log = tmp_path / "logs" / f"{name}.gz"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_bytes(gzip.compress(text_log(Spec()).encode()))
+    result = gate(log)
+    assert result.exit_code == 2, result.output
+    command = result.stderr.split("it first (`", 1)[1].split("`) and pass the log", 1)[0]
+    run = pipe_to_sh(command, ["gunzip"], tmp_path)
+    assert (run.returncode, run.strays) == (0, [])
+    assert [call.argv for call in run.calls] == [["-k", str(log)]]
 
 
 def test_binary_missing_and_directory_inputs_exit_2(tmp_path):

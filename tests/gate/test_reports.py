@@ -11,10 +11,12 @@ from typer.testing import CliRunner
 from gpucluster.catalog import load_catalog
 from gpucluster.cli import app
 from gpucluster.gate.decide import Context
-from gpucluster.gate.pairs import attribute, drain_command
+from gpucluster.gate.pairs import attribute
 from gpucluster.gate.plot import busbw_figure
 from gpucluster.gate.run import evaluate
+from gpucluster.job_output import EfaCheck, efa_check_line
 from tests.nccl_logs import Spec, text_log
+from tests.shell_pipe import HOSTILE_WORDS, pipe_to_sh
 
 P5 = "p5.48xlarge"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -53,8 +55,8 @@ def test_two_rounds_name_the_one_bad_node(tmp_path):
         "pair with gpu-2 (round 2): busbw-below-threshold",
     )
     assert suspect.drain == (
-        'scontrol update nodename=gpu-4 state=drain reason="gpucluster gate: pair with gpu-3 (round 1): '
-        'busbw-below-threshold"'
+        "scontrol update nodename=gpu-4 state=drain reason='gpucluster gate: pair with gpu-3 (round 1): "
+        "busbw-below-threshold'"
     )
     assert attribution.notes == ()
 
@@ -80,8 +82,8 @@ def test_cli_prints_the_drain_line_for_the_suspect_only(tmp_path):
     assert result.exit_code == 1
     drains = [line for line in result.output.splitlines() if line.startswith("scontrol update")]
     assert drains == [
-        'scontrol update nodename=gpu-2 state=drain reason="gpucluster gate: pair with gpu-1 (round 1): '
-        'busbw-below-threshold"'
+        "scontrol update nodename=gpu-2 state=drain reason='gpucluster gate: pair with gpu-1 (round 1): "
+        "busbw-below-threshold'"
     ]
 
 
@@ -108,10 +110,24 @@ def test_all_pairs_go(tmp_path):
     assert result.go and attribute(list(result.verdicts)).suspects == ()
 
 
-def test_drain_command_refuses_names_a_shell_would_read():
-    assert drain_command("gpu-1;rm -rf /", "x") is None
-    assert drain_command("gpu-1", 'bad "quote" $(x)') == (
-        'scontrol update nodename=gpu-1 state=drain reason="gpucluster gate: bad quote (x)"'
+def test_drain_lines_hand_scontrol_hostile_names_whole(tmp_path):
+    # Node names and reasons are what the logs say: a job's output, anyone's to write.
+    reason = "x; touch pwned-reason $(touch pwned-subst) `touch pwned-tick`"
+    lines = [efa_check_line(EfaCheck(name, False, 30, 32, 8, reason)) for name in HOSTILE_WORDS]
+    log = tmp_path / "efa-check.out"
+    log.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "report"
+    result = CliRunner().invoke(app, ["gate", str(log), "--report", str(out)])
+    assert result.exit_code == 1, result.output
+    printed = result.stdout.split("take the suspect nodes out of scheduling:\n")[1].split("report written")[0]
+    in_markdown = (out / "report.md").read_text().split("```sh\n")[1].split("```")[0]
+    listed = json.loads((out / "report.json").read_text())["drain_commands"]
+    assert printed == in_markdown == "".join(line + "\n" for line in listed)
+    run = pipe_to_sh(printed, ["scontrol"], tmp_path)
+    assert (run.returncode, run.strays) == (0, [])
+    said = f"reason=gpucluster gate: efa-check: 30/32 EFA, {reason}"
+    assert sorted(call.argv for call in run.calls) == sorted(
+        ["update", f"nodename={name}", "state=drain", said] for name in HOSTILE_WORDS
     )
 
 

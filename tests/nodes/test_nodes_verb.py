@@ -18,6 +18,7 @@ from gpucluster.cli import app
 from gpucluster.nodes import head_report
 from tests.aws.stubs import StubbedAws
 from tests.conftest import REPO
+from tests.shell_pipe import HOSTILE_NAMES, pipe_to_sh
 
 CONFIG = str(REPO / "examples" / "default.yaml")
 REGION = "us-east-2"
@@ -196,3 +197,35 @@ def test_a_head_that_never_answers_is_one_line(aws, monkeypatch):
     (line,) = errors(result.output)
     assert f"did not answer SSM command {COMMAND} within 90 s" in line
     assert "aws ssm describe-instance-information" in line
+
+
+@pytest.mark.parametrize("name", [name for name in HOSTILE_NAMES if name.isprintable()])
+def test_the_invocation_lookup_piped_to_sh_asks_for_that_invocation(aws, tmp_path, name):
+    # The command id is SSM's answer; SSM's are 36 characters.
+    command_id = name.rjust(36, "0")
+    head_is(aws, HEAD)
+    ssm = aws.stub("ssm", REGION)
+    ssm.add_response("send_command", {"Command": {"CommandId": command_id}})
+    ssm.add_response(
+        "get_command_invocation",
+        {"Status": "Failed", "StandardOutputContent": "", "StandardErrorContent": "boom"},
+        {"CommandId": command_id, "InstanceId": HEAD},
+    )
+    result = run(CONFIG)
+    assert result.exit_code == 1, result.output
+    (line,) = errors(result.output)
+    lookup = line.split("see `", 1)[1].rsplit("`; is the cluster's bundle current?", 1)[0]
+    shell = pipe_to_sh(lookup, ["aws"], tmp_path)
+    assert (shell.returncode, shell.strays) == (0, [])
+    assert [call.argv for call in shell.calls] == [
+        [
+            "ssm",
+            "get-command-invocation",
+            "--command-id",
+            command_id,
+            "--instance-id",
+            HEAD,
+            "--region",
+            REGION,
+        ]
+    ]

@@ -3,7 +3,10 @@ refusal naming its option, and the command's output and exit codes."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 from typer.testing import CliRunner, Result
 
 from gpucluster.bad_input import COMMAND_LINE, BadInput
@@ -12,6 +15,7 @@ from gpucluster.config.loader import load_config
 from gpucluster.plan import Layout, PlanRefusal, plan_layout
 from gpucluster.plan.group import plan_group
 from tests.conftest import REPO
+from tests.shell_pipe import HOSTILE_NAMES, pipe_to_sh
 
 CAPACITY_BLOCK = REPO / "examples" / "p5en-capacity-block.yaml"  # 4 x p5en.48xlarge (8 GPUs)
 MIXED = REPO / "examples" / "mixed.yaml"
@@ -139,6 +143,34 @@ def test_plan_on_part_of_a_node_sets_the_processes_per_node() -> None:
     assert (
         "TRAIN_NPROC_PER_NODE=4 sbatch --nodes=1 /opt/gpucluster/jobs/h200/torchrun.sbatch" in result.output
     )
+
+
+def test_the_submit_line_piped_to_sh_submits_the_job(tmp_path: Path) -> None:
+    args = ["--config", str(CAPACITY_BLOCK), "--tp", "2", "--pp", "1", "--dp", "2"]
+    result = run(*args, "--micro-batch", "4", "--accum", "1")
+    assert result.exit_code == 0, result.output
+    (submit,) = [line.split("│")[2].strip() for line in result.output.splitlines() if "│ submit" in line]
+    shell = pipe_to_sh(submit, ["sbatch"], tmp_path, watched_env=["TRAIN_NPROC_PER_NODE"])
+    assert (shell.returncode, shell.strays) == (0, [])
+    assert [(call.argv, call.env) for call in shell.calls] == [
+        (["--nodes=1", "/opt/gpucluster/jobs/h200/torchrun.sbatch"], {"TRAIN_NPROC_PER_NODE": "4"})
+    ]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_a_group_name_a_shell_would_read_is_refused_before_any_command(tmp_path: Path, name: str) -> None:
+    # The group name goes into the submit line's job path; the config admits only plain names.
+    data = yaml.safe_load(CAPACITY_BLOCK.read_text())
+    data["compute_groups"][0]["name"] = name
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(data))
+    result = run(
+        "--config", str(config), "--tp", "8", "--pp", "1", "--dp", "1", "--micro-batch", "1", "--accum", "1"
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert f"error {config}: compute_groups.0.name: " in result.stderr
+    assert "is not a usable group name" in result.stderr
 
 
 @pytest.mark.parametrize(

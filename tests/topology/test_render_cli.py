@@ -94,6 +94,8 @@ def test_without_names_nodes_are_named_by_instance_id(tmp_path):
         ),
         (json.dumps(P5), "[1, 2]", "names.json: (top level): expected a JSON object"),
         (json.dumps(P5), {"i-0a1b2c3d4e5f00001": "gpu a"}, "is not a Slurm node name"),
+        (json.dumps(P5), {"i-0a1b2c3d4e5f00001": "gpu-1\n"}, "is not a Slurm node name"),
+        (json.dumps(P5), {"i-0a1b2c3d4e5f00001\n": "gpu-1"}, "is not an EC2 instance id"),
         (json.dumps(P5), {"gpu-1": "gpu-1"}, "names.json: gpu-1: is not an EC2 instance id"),
         (
             json.dumps(P5),
