@@ -294,6 +294,11 @@ else
   mkdir -p "$dest/usr/local/lib/slurm"; touch "$dest/usr/local/lib/slurm/spank_pyxis.so"
 fi
 """,
+    # Checks a sudoers file as visudo -c does; SIM_SUDOERS_BAD makes it refuse.
+    "visudo": r"""
+[[ -z "${SIM_SUDOERS_BAD:-}" ]] || { echo "${!#}:3:5: syntax error" >&2; exit 1; }
+[[ -f "${!#}" ]]
+""",
     "getent": r"""[[ "$1" == passwd ]] && grep -qx "$2" "$SIM_STATE/users" 2>/dev/null""",
     "groupadd": "exit 0\n",
     "useradd": r"""echo "${!#}" >>"$SIM_STATE/users" """,

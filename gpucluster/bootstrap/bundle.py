@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpucluster.agents import EKS_FUNCTION_MODULES, node_metrics, repair_settings
-from gpucluster.bootstrap import accounting, rest_api, ssh_adoption
+from gpucluster.bootstrap import accounting, ecr_login, rest_api, ssh_adoption
 from gpucluster.bootstrap.cluster_conf import InstalledFiles, render_cluster_conf
 from gpucluster.bootstrap.container_runtime import COMPUTE_ENROOT, LOGIN_ENROOT, enroot_conf
 from gpucluster.config import ClusterConfig
@@ -147,7 +147,12 @@ def bundle_files(
     files.update(
         _role_tree(
             "login",
-            {"/etc/enroot/enroot.conf": enroot_conf(cfg, "login", LOGIN_ENROOT), **node_slurm, **jobs},
+            {
+                **ecr_login.helper_files(cfg),
+                "/etc/enroot/enroot.conf": enroot_conf(cfg, "login", LOGIN_ENROOT),
+                **node_slurm,
+                **jobs,
+            },
         )
     )
     for group in resolved.groups:
@@ -155,6 +160,7 @@ def bundle_files(
             _role_tree(
                 f"compute-{group.name}",
                 {
+                    **ecr_login.helper_files(cfg),
                     site.healthcheck_program: slurm_conf.render_healthcheck(resolved, group, site),
                     "/etc/enroot/enroot.conf": enroot_conf(
                         cfg, f"compute group {group.name}", COMPUTE_ENROOT

@@ -11,7 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpucluster import names
-from gpucluster.bootstrap import boot_budget, lustre_client, node_logs, ssh_adoption
+from gpucluster.bootstrap import (
+    boot_budget,
+    ecr_login,
+    lustre_client,
+    node_logs,
+    ssh_adoption,
+)
 from gpucluster.bootstrap.accounting import accounting_boot
 from gpucluster.bootstrap.container_runtime import (
     COMPUTE_ENROOT,
@@ -274,6 +280,7 @@ def render_cluster_conf(
         slurm=slurm(resolved, site, build),
         files=files,
         ssh_adoption=ssh_adoption.bootstrap_settings(cfg),
+        ecr_login=ecr_login.bootstrap_settings(),
         accounting=accounting_boot(resolved, site),
         rest_api=rest_api_boot(resolved, site),
     )

@@ -26,6 +26,8 @@ source "${BUNDLE_DIR}/lib/munge.sh"
 source "${BUNDLE_DIR}/lib/storage.sh"
 # shellcheck source=../lib/containers.sh
 source "${BUNDLE_DIR}/lib/containers.sh"
+# shellcheck source=../lib/ecr.sh
+source "${BUNDLE_DIR}/lib/ecr.sh"
 # shellcheck source=../lib/gpu.sh
 source "${BUNDLE_DIR}/lib/gpu.sh"
 # shellcheck source=../lib/slurm.sh

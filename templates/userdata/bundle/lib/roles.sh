@@ -171,6 +171,7 @@ run_login() {
   step mount_fsx
   step install_enroot
   step configure_login_enroot
+  step install_ecr_login
   step build_pyxis
   step install_node_slurm_files
   step wait_for_controller
@@ -200,6 +201,7 @@ run_compute() {
   step wait_for_nvme
   step install_enroot
   step configure_compute_enroot
+  step install_ecr_login
   step build_pyxis
   step install_node_slurm_files
   step install_node_lib_files
