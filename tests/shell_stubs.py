@@ -230,6 +230,29 @@ case "$1 $2" in
   *) echo "aws stub: unexpected $*" >&2; exit 1 ;;
 esac
 """,
+    # The kernel's tables: the guard's chain as iptables-restore last loaded it, and OUTPUT's
+    # rules, newest first. SIM_IPTABLES_FAIL makes the restore fail with that message.
+    "iptables-restore": r"""
+[[ -z "${SIM_IPTABLES_FAIL:-}" ]] ||
+  { echo "iptables-restore v1.8.10 (nf_tables): $SIM_IPTABLES_FAIL" >&2; exit 1; }
+[[ " $* " == *" --noflush "* ]] ||
+  { echo "iptables-restore stub: without --noflush every other rule goes" >&2; exit 2; }
+cat >"$SIM_STATE/iptables-chain"
+""",
+    "iptables": r"""
+[[ "$1" == -w ]] && shift 2
+rules="$SIM_STATE/iptables-output"
+case "$1 $2" in
+  "-C OUTPUT") shift 2; grep -qxF -- "$*" "$rules" 2>/dev/null ;;
+  "-I OUTPUT")
+    shift 3
+    [[ -f "$SIM_STATE/iptables-chain" ]] ||
+      { echo "iptables v1.8.10 (nf_tables): Chain '${!#}' does not exist" >&2; exit 2; }
+    { echo "$*"; cat "$rules" 2>/dev/null || true; } >"$rules.new"
+    mv "$rules.new" "$rules" ;;
+  *) echo "iptables stub: unexpected $*" >&2; exit 2 ;;
+esac
+""",
     "mount": r"""
 [[ -d "$1" ]] || { echo "mount: $1: mount point does not exist" >&2; exit 32; }
 echo "$1" >>"$SIM_STATE/mounts"

@@ -15,6 +15,7 @@ from gpucluster.bootstrap import (
     boot_budget,
     ecr_login,
     lustre_client,
+    metadata_guard,
     node_logs,
     ssh_adoption,
 )
@@ -280,6 +281,7 @@ def render_cluster_conf(
         slurm=slurm(resolved, site, build),
         files=files,
         ssh_adoption=ssh_adoption.bootstrap_settings(cfg),
+        metadata_guard=metadata_guard.bootstrap_settings(),
         ecr_login=ecr_login.bootstrap_settings(),
         accounting=accounting_boot(resolved, site),
         rest_api=rest_api_boot(resolved, site),

@@ -25,6 +25,10 @@ source "${BUNDLE_DIR}/lib/rest_api.sh"
 source "${BUNDLE_DIR}/lib/roles.sh"
 # shellcheck source=../lib/system.sh
 source "${BUNDLE_DIR}/lib/system.sh"
+# shellcheck source=../lib/packages.sh
+source "${BUNDLE_DIR}/lib/packages.sh"
+# shellcheck source=../lib/metadata.sh
+source "${BUNDLE_DIR}/lib/metadata.sh"
 
 # roles.sh and slurm.sh read these, as in a head bootstrap.
 ROLE="head"
@@ -136,6 +140,8 @@ apply() {
   if [[ -f "${PENDING}" ]]; then
     SLURMCTLD_PENDING=yes
   fi
+  # A head that booted from an older bundle gets the guard here, and a changed guard too.
+  step restrict_metadata
   step require_accounting_setup
   step plan_slurmctld_change
   step install_controller_files

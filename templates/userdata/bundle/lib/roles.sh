@@ -123,6 +123,7 @@ install_node_metrics() {
 
 run_head() {
   ROLE_TREE="files/head"
+  step restrict_metadata
   step wait_for_apt_locks
   step start_log_shipping
   step pin_kernel
@@ -157,6 +158,7 @@ run_head() {
 
 run_login() {
   ROLE_TREE="files/login"
+  step restrict_metadata
   step wait_for_apt_locks
   step start_log_shipping
   step pin_kernel
@@ -183,6 +185,7 @@ run_login() {
 run_compute() {
   ROLE_TREE="files/compute-${GROUP}"
   step start_heartbeat
+  step restrict_metadata
   step wait_for_apt_locks
   step start_log_shipping
   step pin_kernel
