@@ -51,8 +51,9 @@ JWT_SECRET_ARN = (
 )
 JWT_KEY = "Jw7" + "k" * 20 + "JWTKEYSENTINEL" + "q" * 27
 
-# Packages the Deep Learning AMI ships that the kernel pin holds.
+# Packages the Deep Learning AMI ships: those the kernel pin holds, and iptables (Docker's).
 IMAGE_PACKAGES = {
+    "iptables": "1.8.10-3ubuntu2",
     "linux-aws": "6.8.0.1021.21",
     "linux-image-aws": "6.8.0.1021.21",
     "linux-headers-aws": "6.8.0.1021.21",

@@ -49,8 +49,6 @@ ALLOWED_TOOLS = (
     "timeout",
     # Reads dcgmi's JSON report in the pre-join health check (installed with Enroot's dependencies).
     "jq",
-    # sudo's own check of the administrators' file (lib/users.sh).
-    "visudo",
 )
 
 # The account tools run for real when told to work under the scratch root (--prefix, as
@@ -242,6 +240,29 @@ case "$1 $2" in
   *) echo "aws stub: unexpected $*" >&2; exit 1 ;;
 esac
 """,
+    # The kernel's tables: the guard's chain as iptables-restore last loaded it, and OUTPUT's
+    # rules, newest first. SIM_IPTABLES_FAIL makes the restore fail with that message.
+    "iptables-restore": r"""
+[[ -z "${SIM_IPTABLES_FAIL:-}" ]] ||
+  { echo "iptables-restore v1.8.10 (nf_tables): $SIM_IPTABLES_FAIL" >&2; exit 1; }
+[[ " $* " == *" --noflush "* ]] ||
+  { echo "iptables-restore stub: without --noflush every other rule goes" >&2; exit 2; }
+cat >"$SIM_STATE/iptables-chain"
+""",
+    "iptables": r"""
+[[ "$1" == -w ]] && shift 2
+rules="$SIM_STATE/iptables-output"
+case "$1 $2" in
+  "-C OUTPUT") shift 2; grep -qxF -- "$*" "$rules" 2>/dev/null ;;
+  "-I OUTPUT")
+    shift 3
+    [[ -f "$SIM_STATE/iptables-chain" ]] ||
+      { echo "iptables v1.8.10 (nf_tables): Chain '${!#}' does not exist" >&2; exit 2; }
+    { echo "$*"; cat "$rules" 2>/dev/null || true; } >"$rules.new"
+    mv "$rules.new" "$rules" ;;
+  *) echo "iptables stub: unexpected $*" >&2; exit 2 ;;
+esac
+""",
     "mount": r"""
 [[ -d "$1" ]] || { echo "mount: $1: mount point does not exist" >&2; exit 32; }
 echo "$1" >>"$SIM_STATE/mounts"
@@ -305,6 +326,14 @@ if [[ -f "$dir/stub-install-files" ]]; then
 else
   mkdir -p "$dest/usr/local/lib/slurm"; touch "$dest/usr/local/lib/slurm/spank_pyxis.so"
 fi
+""",
+    # Checks a sudoers file as visudo -c does; it refuses one whose path ends with SIM_SUDOERS_BAD.
+    "visudo": r"""
+if [[ -n "${SIM_SUDOERS_BAD:-}" && "${!#}" == *"$SIM_SUDOERS_BAD" ]]; then
+  echo "${!#}:3:5: syntax error" >&2
+  exit 1
+fi
+[[ -f "${!#}" ]]
 """,
     "getent": r"""[[ "$1" == passwd ]] && grep -qx "$2" "$SIM_STATE/users" 2>/dev/null""",
     "groupadd": _UNDER_PREFIX.replace("TOOL", "groupadd") + "exit 0\n",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpucluster.agents import EKS_FUNCTION_MODULES, node_metrics, repair_settings
-from gpucluster.bootstrap import accounting, people, rest_api, ssh_adoption
+from gpucluster.bootstrap import accounting, ecr_login, metadata_guard, people, rest_api, ssh_adoption
 from gpucluster.bootstrap.cluster_conf import InstalledFiles, render_cluster_conf
 from gpucluster.bootstrap.container_runtime import COMPUTE_ENROOT, LOGIN_ENROOT, enroot_conf
 from gpucluster.config import ClusterConfig
@@ -144,15 +144,20 @@ def bundle_files(
             people=sorted(access),
         ),
     )
+    # Every role's first step.
+    guard = metadata_guard.guard_files(cfg)
     files.update(
         _role_tree(
-            "head", {**controller, **agents.installed, **rest_api.head_files(resolved, site), **access}
+            "head",
+            {**guard, **controller, **agents.installed, **rest_api.head_files(resolved, site), **access},
         )
     )
     files.update(
         _role_tree(
             "login",
             {
+                **guard,
+                **ecr_login.helper_files(cfg),
                 "/etc/enroot/enroot.conf": enroot_conf(cfg, "login", LOGIN_ENROOT),
                 **node_slurm,
                 **jobs,
@@ -165,6 +170,8 @@ def bundle_files(
             _role_tree(
                 f"compute-{group.name}",
                 {
+                    **guard,
+                    **ecr_login.helper_files(cfg),
                     site.healthcheck_program: slurm_conf.render_healthcheck(resolved, group, site),
                     "/etc/enroot/enroot.conf": enroot_conf(
                         cfg, f"compute group {group.name}", COMPUTE_ENROOT

@@ -11,7 +11,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpucluster import names
-from gpucluster.bootstrap import boot_budget, lustre_client, node_logs, ssh_adoption
+from gpucluster.bootstrap import (
+    boot_budget,
+    ecr_login,
+    lustre_client,
+    metadata_guard,
+    node_logs,
+    ssh_adoption,
+)
 from gpucluster.bootstrap.accounting import accounting_boot
 from gpucluster.bootstrap.container_runtime import (
     COMPUTE_ENROOT,
@@ -278,6 +285,8 @@ def render_cluster_conf(
         files=files,
         ssh_adoption=ssh_adoption.bootstrap_settings(cfg),
         people=people_boot(),
+        metadata_guard=metadata_guard.bootstrap_settings(),
+        ecr_login=ecr_login.bootstrap_settings(),
         accounting=accounting_boot(resolved, site),
         rest_api=rest_api_boot(resolved, site),
     )

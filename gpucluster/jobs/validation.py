@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from gpucluster import dcgm
 from gpucluster.agents import health_reasons
+from gpucluster.bootstrap import ecr_login
 from gpucluster.config.ecr import ECR_HOST
 from gpucluster.container.dockerfile import NCCL_TESTS_BUILD_DIR
 from gpucluster.job_output import EFA_CHECK_PRINTF, EFA_FAIL, EFA_OK, NO_PARTNERS, NO_SWITCH, PAIR_PRINTF
@@ -175,6 +176,8 @@ def render_import_image(resolved: ResolvedCluster) -> str:
         suffix=SQUASHFS_SUFFIX,
         image_dir=resolved.names.image_dir,
         ecr_host=ECR_HOST.pattern,
+        ecr_password=ecr_login.HELPER,
+        ecr_login=ecr_login.login_command("REGION"),
     )
 
 

@@ -5,6 +5,8 @@ a listed name another uid. tests/integration/test_users.py runs the same step fo
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -64,6 +66,11 @@ def test_root_keeps_the_keys_and_sudo_and_a_removed_persons_keys_go(tmp_path):
     rules = [line for line in _lines(sudoers) if not line.startswith("#")]
     assert rules == ["alice ALL=(ALL:ALL) NOPASSWD: ALL"]
     assert sudoers.stat().st_mode & 0o777 == 0o440
+    visudo = shutil.which("visudo")
+    if visudo is None:
+        pytest.skip("visudo is not installed (apt-get install sudo)")
+    checked = subprocess.run([visudo, "-c", "-f", str(sudoers)], capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
     sshd = _lines(node.root / people.SSHD_KEYS_CONF.lstrip("/"))
     assert f"AuthorizedKeysFile .ssh/authorized_keys {people.SSH_KEYS_DIR}/%u" in sshd
 
@@ -108,3 +115,11 @@ def test_an_ssm_user_the_image_made_with_sudo_loses_it(tmp_path):
     assert "ssm-user:x:1001:1001::/home/ssm-user:/usr/sbin/nologin" in _lines(passwd)
     assert not sudoers.exists()
     assert f"removed {people.SSM_SUDOERS}: ssm-user has no sudo" in run.output
+
+
+def test_an_administrators_file_visudo_refuses_stops_the_node(tmp_path):
+    node = Node(tmp_path, _with_people())
+    node.env["SIM_SUDOERS_BAD"] = people.SUDOERS_FILE
+    run = node.run("login")
+    assert run.returncode != 0
+    assert f"{people.SUDOERS_FILE} does not parse (visudo -cf)" in run.output

@@ -2,7 +2,7 @@
 on one compute node and renames the finished squashfs into place. A stand-in `enroot` records
 its arguments and the inode of the file it wrote, so the test can tell a rename from a copy,
 or the credentials file it was handed (an ECR registry: the node's instance role through a
-stand-in `aws`)."""
+stand-in `sudo` for the node's ECR helper)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from gpucluster.bootstrap import ecr_login
 from gpucluster.jobs.validation import import_job_path, render_import_image
 from gpucluster.resolved import resolve
 from tests.integration.cluster import SlurmCluster
@@ -49,8 +50,8 @@ set -euo pipefail
 }} >"{record}"
 printf 'hsqs\\n' >"$3"
 """
-# The AWS CLI on a node, with the instance role's credentials.
-AWS = """#!/bin/bash
+# sudo running the node's ECR helper (gpucluster.bootstrap.ecr_login), which asks the instance role.
+SUDO = """#!/bin/bash
 printf '%s\\n' "$*" >>"{calls}"
 echo ecr-token-from-the-role
 """
@@ -80,7 +81,7 @@ def test_import_writes_a_temporary_name_and_renames_it_into_place(cluster, job):
     where = _unique(cluster, "run")
     record = where / "enroot-args"
     stub = _executable(where / "bin" / "enroot", ENROOT.format(record=record))
-    _executable(where / "bin" / "aws", AWS.format(calls=where / "aws-calls"))
+    _executable(where / "bin" / "sudo", SUDO.format(calls=where / "helper-calls"))
     images = where / "images"
     job_id, submit_dir = submit(cluster, job, IMAGE, path=[stub], extra_env={"IMAGE_DIR": str(images)})
     state, out = finished(cluster, job_id, submit_dir)
@@ -116,7 +117,7 @@ def test_import_writes_a_temporary_name_and_renames_it_into_place(cluster, job):
 def test_a_failed_import_leaves_no_partial_file_and_the_old_image_in_place(cluster, job):
     where = _unique(cluster, "fail")
     stub = _executable(where / "bin" / "enroot", ENROOT_FAILS)
-    _executable(where / "bin" / "aws", AWS.format(calls=where / "aws-calls"))
+    _executable(where / "bin" / "sudo", SUDO.format(calls=where / "helper-calls"))
     images = where / "images"
     images.mkdir(parents=True)
     old = images / "train+v1.sqsh"
@@ -133,14 +134,14 @@ def test_a_failed_import_leaves_no_partial_file_and_the_old_image_in_place(clust
 
 def test_an_ecr_import_hands_enroot_the_instance_roles_login_beside_the_users_lines(cluster, job):
     """The user's credentials file has no line for the ECR registry: enroot reads a private copy
-    of it with a line whose password the instance role's `aws ecr get-login-password` made,
-    gone after the job; the user's file is untouched. With the user's own line, enroot reads
-    the user's file and `aws` is never run."""
+    of it with a line whose password the node's ECR helper made with the instance role, gone
+    after the job; the user's file is untouched. With the user's own line, enroot reads the
+    user's file and the helper is never run."""
     where = _unique(cluster, "ecr")
     record = where / "enroot-read"
-    calls = where / "aws-calls"
+    calls = where / "helper-calls"
     stubs = _executable(where / "bin" / "enroot", ENROOT_READS_CREDENTIALS.format(record=record))
-    _executable(where / "bin" / "aws", AWS.format(calls=calls))
+    _executable(where / "bin" / "sudo", SUDO.format(calls=calls))
     user_config = where / "user-enroot"
     user_config.mkdir()
     user_file = user_config / ".credentials"
@@ -159,7 +160,7 @@ def test_an_ecr_import_hands_enroot_the_instance_roles_login_beside_the_users_li
         "",
         f"machine {registry} login AWS password ecr-token-from-the-role",
     ]
-    assert calls.read_text() == "ecr get-login-password --region us-east-2\n"
+    assert calls.read_text() == f"-n {ecr_login.HELPER} us-east-2\n"
     assert not private.exists()
     assert user_file.read_text() == "machine nvcr.io login $oauthtoken password $(cat ~/.ngc-key)\n"
 

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpucluster.bootstrap import ecr_login
 from gpucluster.config.loader import load_config
 from gpucluster.config.software import SoftwareConfig
 from gpucluster.jobs.validation import IMPORT_JOB, TIME_LIMITS, WAITS, import_job_path, render_import_image
@@ -142,16 +143,17 @@ def test_the_job_says_whether_the_other_jobs_use_the_file(tmp_path: Path) -> Non
     assert "NCCL_TESTS_CONTAINER=/fsx/images/other+v2.sqsh or TRAIN_CONTAINER_IMAGE=" in other.stdout
 
 
-# Stands in for the AWS CLI: records its arguments, prints a token (or fails as a role
-# without ecr:GetAuthorizationToken does).
-AWS_STUB = """#!/bin/bash
+# Stands in for sudo running the node's ECR helper: records its arguments, prints a token
+# (or fails as a role without ecr:GetAuthorizationToken does).
+SUDO_STUB = """#!/bin/bash
 printf '%s\\n' "$*" >>"{calls}"
-if [[ -n "${{AWS_STUB_DENY:-}}" ]]; then
+if [[ -n "${{HELPER_DENY:-}}" ]]; then
   echo "An error occurred (AccessDeniedException) when calling the GetAuthorizationToken operation" >&2
   exit 254
 fi
 echo "ecr-token-from-the-role"
 """
+HELPER_CALL = f"-n {ecr_login.HELPER}"
 ECR_HOST = "123456789012.dkr.ecr.us-east-2.amazonaws.com"
 
 
@@ -160,9 +162,9 @@ def _credentials_run(tmp_path: Path, image: str, user_lines: str | None, deny: b
     no file); prints what Enroot would read, then cleans up as the job's exit does."""
     stubs = tmp_path / "bin"
     stubs.mkdir()
-    calls = tmp_path / "aws-calls"
-    (stubs / "aws").write_text(AWS_STUB.format(calls=calls))
-    (stubs / "aws").chmod(0o755)
+    calls = tmp_path / "helper-calls"
+    (stubs / "sudo").write_text(SUDO_STUB.format(calls=calls))
+    (stubs / "sudo").chmod(0o755)
     config = tmp_path / "enroot"
     config.mkdir()
     if user_lines is not None:
@@ -175,7 +177,7 @@ def _credentials_run(tmp_path: Path, image: str, user_lines: str | None, deny: b
     )
     env = {"PATH": f"{stubs}:/usr/bin:/bin", "ENROOT_CONFIG_PATH": str(config), "TMPDIR": str(tmp_path)}
     if deny:
-        env["AWS_STUB_DENY"] = "1"
+        env["HELPER_DENY"] = "1"
     result = _bash(_SCRIPT, snippet, env=env)
     return result, config, calls
 
@@ -193,7 +195,7 @@ def test_an_ecr_image_gets_the_instance_roles_login_in_a_private_copy(tmp_path: 
         user,
         f"machine {ECR_HOST} login AWS password ecr-token-from-the-role",
     ]
-    assert calls.read_text() == "ecr get-login-password --region us-east-2\n"
+    assert calls.read_text() == f"{HELPER_CALL} us-east-2\n"
     assert (config / ".credentials").read_text() == user
     assert out[-1] == "REMOVED"
     assert f"registry credentials for {ECR_HOST}: the node's instance role" in result.stdout
@@ -224,13 +226,13 @@ def test_without_a_user_file_the_login_uses_the_registrys_region(
 ) -> None:
     result, _, calls = _credentials_run(tmp_path, image, None)
     assert result.returncode == 0, result.stderr
-    assert calls.read_text() == f"ecr get-login-password --region {region}\n"
+    assert calls.read_text() == f"{HELPER_CALL} {region}\n"
     host = image.split("#")[0]
     assert f"machine {host} login AWS password ecr-token-from-the-role" in result.stdout.splitlines()
 
 
 @pytest.mark.parametrize("image", ["nvcr.io#nvidia/pytorch:25.04-py3", "ubuntu:24.04", "team/model:v1"])
-def test_other_registries_never_call_aws(tmp_path: Path, image: str) -> None:
+def test_other_registries_never_ask_for_the_roles_login(tmp_path: Path, image: str) -> None:
     result, config, calls = _credentials_run(tmp_path, image, None)
     assert result.returncode == 0, result.stderr
     assert f"CONFIG={config}" in result.stdout.splitlines() and not calls.exists()
@@ -241,6 +243,6 @@ def test_a_refused_login_stops_the_job_naming_the_role_and_the_config_key(tmp_pa
     result, _, _ = _credentials_run(tmp_path, f"{ECR_HOST}#train:v1", None, deny=True)
     assert result.returncode == 1
     assert "AccessDeniedException" in result.stderr
-    assert "FAILED: aws ecr get-login-password --region us-east-2 failed" in result.stdout
+    assert f"FAILED: sudo {HELPER_CALL} us-east-2 failed" in result.stdout
     assert "software.ecr_repositories" in result.stdout
     assert not list(tmp_path.glob("gpucluster-enroot.*"))

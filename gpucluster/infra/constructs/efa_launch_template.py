@@ -13,7 +13,12 @@ from constructs import Construct
 
 from gpucluster.efa import InterfaceSlot
 from gpucluster.infra.constructs.cfn import Resource
-from gpucluster.infra.constructs.launch_settings import GpuLaunch, NodeLaunch, node_launch_template
+from gpucluster.infra.constructs.launch_settings import (
+    NODE_METADATA_HOPS,
+    GpuLaunch,
+    NodeLaunch,
+    node_launch_template,
+)
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,7 @@ class EfaLaunchTemplateProps:
     placement_group_name: str | None
     tags: dict[str, str]
     root_device_name: str = "/dev/sda1"
+    metadata_hops: int = NODE_METADATA_HOPS
 
 
 class EfaLaunchTemplate(Construct):
@@ -63,5 +69,6 @@ class EfaLaunchTemplate(Construct):
             tagged=("instance", "volume", "network-interface"),
             gpu=gpu,
             root_device_name=props.root_device_name,
+            metadata_hops=props.metadata_hops,
         )
         self.template = node_launch_template(self, "Template", launch)

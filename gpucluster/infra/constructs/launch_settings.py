@@ -12,6 +12,15 @@ from gpucluster import names
 from gpucluster.efa import InterfaceSlot
 from gpucluster.infra.constructs.cfn import Resource, resource
 
+# IMDS answers one hop away: the node's own processes and its Enroot/Pyxis containers, which
+# share the node's network namespace, but not a container behind a bridge (Docker's), one hop
+# further. Which of the node's users may ask is the bootstrap's (gpucluster.bootstrap.metadata_guard).
+NODE_METADATA_HOPS = 1
+# EKS pods have network namespaces of their own, one hop further, and the EBS CSI driver's node
+# pods read their instance, zone and attachable volume count from IMDS (its install guide asks
+# for a hop limit of 2 with IMDSv2; the Kubernetes fallback miscounts the ENIs of a GPU node).
+POD_METADATA_HOPS = 2
+
 
 @dataclass(frozen=True)
 class ServiceNodeProps:
@@ -65,6 +74,7 @@ class NodeLaunch:
     gpu: GpuLaunch | None = None
     # The image's root device: Ubuntu's DLAMI boots from /dev/sda1, the EKS AL2023 AMIs from /dev/xvda.
     root_device_name: str = "/dev/sda1"
+    metadata_hops: int = NODE_METADATA_HOPS
 
 
 def node_launch_template(scope: Construct, id: str, launch: NodeLaunch) -> Resource:
@@ -83,11 +93,10 @@ def node_launch_template(scope: Construct, id: str, launch: NodeLaunch) -> Resou
         data["ImageId"] = launch.image_id
     data |= {
         "InstanceType": launch.instance_type,
-        # Hop limit 2 lets containers on the node reach instance metadata;
-        # instance tags in metadata give the bootstrap its Auto Scaling group name.
+        # Instance tags in metadata give the bootstrap its Auto Scaling group name.
         "MetadataOptions": {
             "HttpEndpoint": "enabled",
-            "HttpPutResponseHopLimit": 2,
+            "HttpPutResponseHopLimit": launch.metadata_hops,
             "HttpTokens": "required",
             "InstanceMetadataTags": "enabled",
         },

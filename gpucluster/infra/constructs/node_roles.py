@@ -6,7 +6,8 @@ Session Manager. Only the head node reads the Slurm source (it builds the packag
 the other nodes install) and may resize the
 cluster's Auto Scaling groups (the capacity-block controller) and terminate a failed
 node's instance in them (node_repair); only compute
-nodes complete their own launch lifecycle action and tag themselves. Login and
+nodes complete launch lifecycle actions, in the cluster's compute groups. A node tags only
+itself, and only with the bootstrap's failure reason. Login and
 compute nodes, which import and run images (`enroot import`, Pyxis), may pull from
 the ECR repositories `software.ecr_repositories` names (by default every repository
 of the cluster's account in its region).
@@ -14,6 +15,7 @@ of the cluster's account in its region).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +45,7 @@ class Allow:
     sid: str
     actions: list[str]
     resource: str | tuple[str, ...]
-    conditions: dict[str, dict[str, str]] = field(default_factory=dict)
+    conditions: Mapping[str, Mapping[str, str | list[str]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         actions = sorted(set(self.actions))
@@ -131,10 +133,18 @@ class NodeRoles(Construct):
                 resource=props.log_group_arn,
             ),
             Allow(
+                # lib/failure.sh tags the node with why its bootstrap failed: only the instance
+                # the role's session was issued to (ec2:SourceInstanceARN, a global key) may be
+                # tagged (aws:ARN, the tagged resource's ARN, which IAM's list of global keys
+                # leaves out: were it missing, the tag would be refused, and it is best effort),
+                # and only with that tag.
                 sid="ReportBootstrapFailure",
                 actions=["ec2:CreateTags"],
                 resource=stack.format_arn(service="ec2", resource="instance", resource_name="*"),
-                conditions={"StringEquals": cluster_tag},
+                conditions={
+                    "StringEquals": {"aws:ARN": "${ec2:SourceInstanceARN}"},
+                    "ForAllValues:StringEquals": {"aws:TagKeys": [names.BOOTSTRAP_FAILURE_TAG]},
+                },
             ),
         ]
         # The head's topology timer and each compute node placing itself at registration.
@@ -222,14 +232,26 @@ class NodeRoles(Construct):
                 *pull_images,
                 read_topology,
                 Allow(
-                    sid="CompleteOwnLaunch",
                     # Heartbeats keep the launch hook alive while a slow node boots (lib/heartbeat.sh).
+                    # Auto Scaling authorizes these on the group alone (its resource type
+                    # autoScalingGroup, keys aws:ResourceTag and autoscaling:ResourceTag): no
+                    # key names the instance, so a node could answer for another node of the
+                    # cluster's compute groups. What keeps users from doing so is that only
+                    # root reaches the role's credentials (gpucluster.bootstrap.metadata_guard).
+                    sid="CompleteComputeLaunches",
                     actions=[
                         "autoscaling:CompleteLifecycleAction",
                         "autoscaling:RecordLifecycleActionHeartbeat",
                     ],
-                    resource="*",
-                    conditions={"StringEquals": cluster_tag},
+                    resource=stack.format_arn(
+                        service="autoscaling",
+                        resource="autoScalingGroup",
+                        resource_name="*:autoScalingGroupName/*",
+                        arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
+                    ),
+                    conditions={
+                        "StringEquals": {**cluster_tag, f"aws:ResourceTag/{names.ROLE_TAG}": "compute"}
+                    },
                 ),
                 Allow(
                     sid="FindOwnGroup",
@@ -268,9 +290,12 @@ class NodeRoles(Construct):
             acknowledge(
                 node_role,
                 "IAM5",
-                "Scoped wildcards: parameters under this cluster's prefix only; CreateTags, "
-                "Auto Scaling writes and lifecycle actions only on resources tagged "
-                f"{names.CLUSTER_TAG} with this cluster's name; Describe* calls, "
+                "Scoped wildcards: parameters under this cluster's prefix only; CreateTags only "
+                "on the node's own instance (aws:ARN equal to ec2:SourceInstanceARN) and only "
+                "with the bootstrap failure tag; Auto Scaling "
+                "writes and lifecycle actions only on groups tagged "
+                f"{names.CLUSTER_TAG} with this cluster's name (lifecycle actions: and "
+                f"{names.ROLE_TAG} compute); Describe* calls, "
                 "cloudwatch:GetMetricData and ecr:GetAuthorizationToken accept no resource ARN; "
                 "image pulls only from the ECR repositories software.ecr_repositories names "
                 "(default: this account's, in this region)",
@@ -316,6 +341,11 @@ class NodeRoles(Construct):
             "Resource::" + arn.format(service="ssm", resource=f"parameter{props.parameter_prefix}/*"),
             "Resource::" + arn.format(service="ec2", resource="instance/*"),
         ]
+        if role == "compute":
+            findings.append(
+                "Resource::"
+                + arn.format(service="autoscaling", resource="autoScalingGroup:*:autoScalingGroupName/*")
+            )
         pulls = role in ("login", "compute")
         listed = props.ecr_repository_arns
         if role in ("head", "compute") or (pulls and listed != ()):

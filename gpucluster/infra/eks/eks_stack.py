@@ -25,7 +25,12 @@ from constructs import Construct
 
 from gpucluster.eks.labels import system_labels
 from gpucluster.eks.storage import FsxFacts
-from gpucluster.infra.constructs.launch_settings import NodeLaunch, node_launch_template, node_tags
+from gpucluster.infra.constructs.launch_settings import (
+    POD_METADATA_HOPS,
+    NodeLaunch,
+    node_launch_template,
+    node_tags,
+)
 from gpucluster.infra.constructs.nag import acknowledge
 from gpucluster.infra.eks.add_ons import add_ons
 from gpucluster.infra.eks.block_scaler import add_block_scaler
@@ -240,6 +245,7 @@ class EksStack(cdk.Stack):
             # The nodes' group as well as the cluster's: login pods mount FSx for Lustre.
             security_group_ids=security_group_ids,
             root_device_name=AL2023_ROOT_DEVICE,
+            metadata_hops=POD_METADATA_HOPS,
         )
         template = node_launch_template(self, "SystemLaunchTemplate", launch)
         self.system_node_group = eks.Nodegroup(

@@ -24,7 +24,7 @@ from gpucluster.efa import InterfaceSlot
 from gpucluster.eks.labels import compute_group_labels, compute_group_taints
 from gpucluster.infra.constructs.compute_fleet import CAPACITY_BLOCK, capacity_target
 from gpucluster.infra.constructs.efa_launch_template import EfaLaunchTemplate, EfaLaunchTemplateProps
-from gpucluster.infra.constructs.launch_settings import node_tags
+from gpucluster.infra.constructs.launch_settings import POD_METADATA_HOPS, node_tags
 
 # The AL2023 AMIs' root device.
 AL2023_ROOT_DEVICE = "/dev/xvda"
@@ -70,6 +70,7 @@ class GpuNodeGroup(Construct):
                 placement_group_name=None,
                 tags=node_tags(props.cluster_tags, "compute", **{names.GROUP_TAG: props.group}),
                 root_device_name=AL2023_ROOT_DEVICE,
+                metadata_hops=POD_METADATA_HOPS,
             ),
         )
         template = self.launch_template.template

@@ -1,8 +1,8 @@
 """NodeRoles: one role and instance profile per node role. Every role reads the munge
 key, the cluster's parameters and the bundle, and ships its logs; only the head resizes
-Auto Scaling groups and only compute nodes complete their own launch; login and compute
-nodes pull images from ECR. The pulls are judged by moto's IAM policy evaluator against
-the calls a registry pull makes."""
+Auto Scaling groups and only compute nodes complete launches, in the cluster's compute
+groups; a node tags only itself; login and compute nodes pull images from ECR. The pulls are
+judged by moto's IAM policy evaluator against the calls a registry pull makes."""
 
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ def test_one_role_and_one_profile_per_node_role(roles):
             },
         ),
         ("login", PULL),
-        ("compute", {"CompleteOwnLaunch", "FindOwnGroup", "ReadInstanceTopology", *PULL}),
+        ("compute", {"CompleteComputeLaunches", "FindOwnGroup", "ReadInstanceTopology", *PULL}),
     ],
 )
 def test_each_role_has_the_common_statements_and_only_its_own_extras(roles, role, only_here):
@@ -138,14 +138,37 @@ def test_only_the_head_reads_metrics_and_no_node_writes_them(roles):
         assert "cloudwatch:PutMetricData" not in json.dumps(_statements(roles, role))
 
 
-def test_writes_are_limited_to_the_clusters_tagged_resources(roles):
-    for role, sid in (
-        ("head", "ResizeClusterGroups"),
-        ("compute", "CompleteOwnLaunch"),
-        ("login", "ReportBootstrapFailure"),
-    ):
-        condition = _statements(roles, role)[sid]["Condition"]
-        assert condition == {"StringEquals": {"aws:ResourceTag/gpucluster:cluster": "demo"}}
+def test_the_head_resizes_only_the_clusters_tagged_groups(roles):
+    condition = _statements(roles, "head")["ResizeClusterGroups"]["Condition"]
+    assert condition == {"StringEquals": {"aws:ResourceTag/gpucluster:cluster": "demo"}}
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_a_node_tags_only_its_own_instance_and_only_with_its_failure_reason(roles, role):
+    statement = _statements(roles, role)["ReportBootstrapFailure"]
+    assert statement["Action"] == "ec2:CreateTags"
+    assert _deployed(statement["Resource"]) == f"arn:aws:ec2:us-east-2:{ACCOUNT}:instance/*"
+    assert statement["Condition"] == {
+        "StringEquals": {"aws:ARN": "${ec2:SourceInstanceARN}"},
+        "ForAllValues:StringEquals": {"aws:TagKeys": ["gpucluster:bootstrap-failure"]},
+    }
+    tagging = [s for s in _statements(roles, role).values() if "ec2:CreateTags" in str(s["Action"])]
+    assert tagging == [statement]
+
+
+def test_compute_nodes_complete_launches_only_in_the_clusters_compute_groups(roles):
+    statement = _statements(roles, "compute")["CompleteComputeLaunches"]
+    assert _deployed(statement["Resource"]) == (
+        f"arn:aws:autoscaling:us-east-2:{ACCOUNT}:autoScalingGroup:*:autoScalingGroupName/*"
+    )
+    assert statement["Condition"] == {
+        "StringEquals": {
+            "aws:ResourceTag/gpucluster:cluster": "demo",
+            "aws:ResourceTag/gpucluster:role": "compute",
+        }
+    }
+    for role in ("head", "login"):
+        assert "LifecycleAction" not in json.dumps(_statements(roles, role))
 
 
 def test_the_head_terminates_instances_only_in_the_clusters_compute_groups(roles):

@@ -72,7 +72,7 @@ def test_imdsv2_only_an_encrypted_root_and_role_tags(request, built, role):
     data = _template_data(request.getfixturevalue(built))
     assert data["MetadataOptions"] == {
         "HttpEndpoint": "enabled",
-        "HttpPutResponseHopLimit": 2,
+        "HttpPutResponseHopLimit": 1,
         "HttpTokens": "required",
         "InstanceMetadataTags": "enabled",
     }

@@ -108,6 +108,19 @@ def test_gpu_and_system_nodes_live_in_the_node_subnet(eks_synthesized):
         assert "NodeSubnet" in subnet["Fn::ImportValue"]
 
 
+def test_every_node_group_serves_metadata_to_pods_one_hop_further(eks_synthesized):
+    """Pods have network namespaces of their own, and the EBS CSI driver's node pods read the
+    instance from IMDS (launch_settings.POD_METADATA_HOPS); IMDSv2 only, as on the EC2 path."""
+    eks = templates(eks_synthesized)["eks"]
+    node_groups = resources_of(eks, "AWS::EKS::Nodegroup").values()
+    for node_group in node_groups:
+        template_id = node_group["Properties"]["LaunchTemplate"]["Id"]["Ref"]
+        options = eks["Resources"][template_id]["Properties"]["LaunchTemplateData"]["MetadataOptions"]
+        assert options["HttpPutResponseHopLimit"] == 2
+        assert options["HttpTokens"] == "required"
+    assert len(node_groups) == 2  # the system group and the example's one compute group
+
+
 def test_system_node_group_is_small_and_on_demand(eks_synthesized):
     eks = templates(eks_synthesized)["eks"]
     [system] = [

@@ -16,6 +16,8 @@ source "${BUNDLE_DIR}/lib/heartbeat.sh"
 source "${BUNDLE_DIR}/lib/system.sh"
 # shellcheck source=../lib/packages.sh
 source "${BUNDLE_DIR}/lib/packages.sh"
+# shellcheck source=../lib/metadata.sh
+source "${BUNDLE_DIR}/lib/metadata.sh"
 # shellcheck source=../lib/slurm_package.sh
 source "${BUNDLE_DIR}/lib/slurm_package.sh"
 # shellcheck source=../lib/logs.sh
@@ -26,6 +28,8 @@ source "${BUNDLE_DIR}/lib/munge.sh"
 source "${BUNDLE_DIR}/lib/storage.sh"
 # shellcheck source=../lib/containers.sh
 source "${BUNDLE_DIR}/lib/containers.sh"
+# shellcheck source=../lib/ecr.sh
+source "${BUNDLE_DIR}/lib/ecr.sh"
 # shellcheck source=../lib/gpu.sh
 source "${BUNDLE_DIR}/lib/gpu.sh"
 # shellcheck source=../lib/slurm.sh

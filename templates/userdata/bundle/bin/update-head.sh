@@ -27,6 +27,10 @@ source "${BUNDLE_DIR}/lib/roles.sh"
 source "${BUNDLE_DIR}/lib/system.sh"
 # shellcheck source=../lib/users.sh
 source "${BUNDLE_DIR}/lib/users.sh"
+# shellcheck source=../lib/packages.sh
+source "${BUNDLE_DIR}/lib/packages.sh"
+# shellcheck source=../lib/metadata.sh
+source "${BUNDLE_DIR}/lib/metadata.sh"
 
 # roles.sh and slurm.sh read these, as in a head bootstrap.
 ROLE="head"
@@ -138,6 +142,8 @@ apply() {
   if [[ -f "${PENDING}" ]]; then
     SLURMCTLD_PENDING=yes
   fi
+  # A head that booted from an older bundle gets the guard here, and a changed guard too.
+  step restrict_metadata
   step require_accounting_setup
   step create_users
   step close_session_manager_user

@@ -123,6 +123,7 @@ install_node_metrics() {
 
 run_head() {
   ROLE_TREE="files/head"
+  step restrict_metadata
   step wait_for_apt_locks
   step start_log_shipping
   step pin_kernel
@@ -160,6 +161,7 @@ run_head() {
 
 run_login() {
   ROLE_TREE="files/login"
+  step restrict_metadata
   step wait_for_apt_locks
   step start_log_shipping
   step pin_kernel
@@ -177,6 +179,7 @@ run_login() {
   step mount_fsx
   step install_enroot
   step configure_login_enroot
+  step install_ecr_login
   step build_pyxis
   step install_node_slurm_files
   step wait_for_controller
@@ -188,6 +191,7 @@ run_login() {
 run_compute() {
   ROLE_TREE="files/compute-${GROUP}"
   step start_heartbeat
+  step restrict_metadata
   step wait_for_apt_locks
   step start_log_shipping
   step pin_kernel
@@ -209,6 +213,7 @@ run_compute() {
   step wait_for_nvme
   step install_enroot
   step configure_compute_enroot
+  step install_ecr_login
   step build_pyxis
   step install_node_slurm_files
   step install_node_lib_files
