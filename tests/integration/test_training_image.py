@@ -21,7 +21,7 @@ from gpucluster.launch.torchrun import torchrun_files
 from gpucluster.names import training_squashfs
 from gpucluster.resolved import resolve
 from tests.integration.cluster import SlurmCluster
-from tests.integration.test_import_image import AWS, ENROOT, _executable
+from tests.integration.test_import_image import ENROOT, SUDO, _executable
 from tests.integration.test_validation_jobs import expected_efa_devices, finished, submit
 from tests.integration.validation_stubs import write_stubs
 
@@ -129,8 +129,8 @@ def test_import_once_then_the_gate_job_runs_in_the_imported_squashfs(cluster):
     run = Run(cluster, "gate")
     assert run.sqsh == run.images / "train+v1.sqsh"
     enroot = _executable(run.root / "enroot" / "enroot", ENROOT.format(record=run.root / "enroot-args"))
-    # An ECR image: the job logs in with the node's role through the AWS CLI.
-    _executable(run.root / "enroot" / "aws", AWS.format(calls=run.root / "aws-calls"))
+    # An ECR image: the job logs in with the node's role through the root helper (sudo -n).
+    _executable(run.root / "enroot" / "sudo", SUDO.format(calls=run.root / "helper-calls"))
     # The import job with no argument imports software.training_image into software.image_dir.
     job_id, submit_dir = submit(cluster, run.jobs / import_job_path().lstrip("/"), path=[enroot])
     state, out = finished(cluster, job_id, submit_dir)
