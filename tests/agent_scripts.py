@@ -31,9 +31,11 @@ def unit_text(name: str) -> str:
     return render(f"systemd/{name}.j2", node=NODE_LAYOUT)
 
 
-def run_from_bundle_copy(tmp_path: Path, script: str, *args: str) -> subprocess.CompletedProcess[str]:
+def run_from_bundle_copy(
+    tmp_path: Path, script: str, *args: str, tools: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """Copy the agents into a bundle directory under `tmp_path` and run `script` there with
-    this interpreter, without the caller's GPUCLUSTER_* settings."""
+    this interpreter, without the caller's GPUCLUSTER_* settings; programs in `tools` come first on PATH."""
     bundle = tmp_path / "bundle" / "agents"
     if not bundle.exists():
         bundle.mkdir(parents=True)
@@ -42,6 +44,8 @@ def run_from_bundle_copy(tmp_path: Path, script: str, *args: str) -> subprocess.
                 shutil.copy(path, bundle / path.name)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUCLUSTER_")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if tools is not None:
+        env["PATH"] = f"{tools}:{env['PATH']}"
     return subprocess.run(
         [sys.executable, str(bundle / script), *args],
         capture_output=True,

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpucluster.agents import EKS_FUNCTION_MODULES, node_metrics, repair_settings
-from gpucluster.bootstrap import accounting, ecr_login, metadata_guard, people, rest_api, ssh_adoption
+from gpucluster.bootstrap import (
+    accounting,
+    ecr_login,
+    metadata_guard,
+    node_hosts,
+    people,
+    rest_api,
+    ssh_adoption,
+)
 from gpucluster.bootstrap.cluster_conf import InstalledFiles, render_cluster_conf
 from gpucluster.bootstrap.container_runtime import COMPUTE_ENROOT, LOGIN_ENROOT, enroot_conf
 from gpucluster.config import ClusterConfig
@@ -121,6 +129,7 @@ def bundle_files(
     lib = {group.name: node_lib_files(cfg, group.config) for group in resolved.groups}
     metrics_units = node_metrics_units(cfg, resolved.node)
     access = people.access_files(resolved.name, resolved.users)
+    hosts = node_hosts.node_files(resolved, site, resolved.node)
     files = {
         **_static_sources(),
         **agents.code,
@@ -142,6 +151,8 @@ def bundle_files(
             node_metrics=sorted(metrics_units),
             node_metrics_timers=[unit for unit in NODE_METRICS_UNITS if unit.endswith(".timer")],
             people=sorted(access),
+            node_hosts_units=sorted(path for path in hosts if path != site.node_hosts_program),
+            node_hosts_timers=list(node_hosts.TIMERS),
         ),
     )
     # Every role's first step.
@@ -162,6 +173,7 @@ def bundle_files(
                 **node_slurm,
                 **jobs,
                 **access,
+                **hosts,
             },
         )
     )
@@ -181,6 +193,7 @@ def bundle_files(
                     **ssh_adoption.adoption_files(cfg),
                     **metrics_units,
                     **access,
+                    **hosts,
                 },
             )
         )

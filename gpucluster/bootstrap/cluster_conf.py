@@ -183,6 +183,9 @@ class InstalledFiles:
     node_metrics_timers: list[str]
     # Root's files that let the cluster's people in (gpucluster.bootstrap.people), every role.
     people: list[str]
+    # The node names' units (gpucluster.bootstrap.node_hosts), login and compute nodes.
+    node_hosts_units: list[str]
+    node_hosts_timers: list[str]
 
 
 def lustre_efa_interfaces(cfg: ClusterConfig, group: ResolvedGroup) -> int:

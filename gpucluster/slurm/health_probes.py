@@ -47,6 +47,8 @@ class ProbeTimeouts:
     mount: int = 4
     munge: int = 4
     scontrol: int = 6
+    # The Prolog's refresh of the node names (scontrol show nodes, then a local file).
+    node_hosts: int = 8
 
     def __post_init__(self) -> None:
         for name, seconds in vars(self).items():
@@ -66,9 +68,9 @@ class ProbeTimeouts:
         return sum(seconds + KILL_GRACE_SECONDS for seconds in per_probe)
 
     def prolog_worst_case_seconds(self) -> int:
-        """Run time of the Prolog (GPU, EFA and Fabric Manager probes, then its drain) when
-        every probe hangs until killed."""
-        per_probe = [self.nvidia_smi, self.fi_info, self.fabric_manager, self.scontrol]
+        """Run time of the Prologs (GPU, EFA and Fabric Manager probes, then its drain; the
+        node names' refresh) when every probe hangs until killed."""
+        per_probe = [self.nvidia_smi, self.fi_info, self.fabric_manager, self.scontrol, self.node_hosts]
         return sum(seconds + KILL_GRACE_SECONDS for seconds in per_probe)
 
     def check_prolog_budget(self) -> None:

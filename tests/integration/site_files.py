@@ -5,8 +5,10 @@ stand-in tools it calls, and bind mounts for the shared file systems it expects.
 from __future__ import annotations
 
 import socket
+import sys
 from pathlib import Path
 
+from gpucluster.bootstrap import node_hosts
 from gpucluster.bootstrap.container_runtime import NVME_MOUNT
 from gpucluster.catalog import InstanceType
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
@@ -26,6 +28,7 @@ from tests.integration.prerequisites import ProcessTracking
 from tests.slurm.conf_text import healthcheck_of
 
 NODE_LOCAL_PATHS = (NVME_MOUNT, "/run")
+AGENTS_DIR = Path(node_hosts.__file__).resolve().parents[1] / "agents"
 SLURMCTLD_PORT = 16817
 SLURMD_PORT = 16818
 
@@ -115,6 +118,9 @@ def suite_site(root: Path, tracking: ProcessTracking, slurm_prefix: Path) -> Slu
         bf_interval=1,
         trust_node_config=True,
         healthcheck_program=str(root / "healthcheck.sh"),
+        # The compute nodes' second Prolog keeps this file, not the machine's /etc/hosts.
+        node_hosts_program=str(root / "node-hosts.sh"),
+        hosts_file=str(root / "hosts"),
         healthcheck_interval=2,
         healthcheck_path=":".join(
             (
@@ -198,6 +204,11 @@ def write_site_files(
     healthcheck = Path(site.healthcheck_program)
     healthcheck.write_text(healthcheck_of(cfg, group, site))
     healthcheck.chmod(0o755)
+    Path(site.hosts_file).write_text(Path("/etc/hosts").read_text())
+    # The agent runs from the source tree with this interpreter, as a node's runs from its bundle.
+    hosts_program = Path(site.node_hosts_program)
+    hosts_program.write_text(node_hosts.program(resolve(cfg), site, str(AGENTS_DIR), python=sys.executable))
+    hosts_program.chmod(0o755)
     tools = {
         "nvidia-smi": FAKE_NVIDIA_SMI.format(override_dir=gpu_override_dir(root)),
         "fi_info": FAKE_FI_INFO.format(count=efa_count(group.instance) if group.efa else 0),

@@ -15,6 +15,7 @@ from gpucluster.efa import efa_count
 from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.health_probes import PROLOG_EPILOG_TIMEOUT_SECONDS, ProbeTimeouts
+from gpucluster.slurm.site import SlurmSite
 from tests.conftest import REPO
 from tests.dcgm_reports import report
 from tests.slurm.conf_text import settings, single
@@ -197,16 +198,17 @@ def test_prologs_worst_case_stays_well_under_prolog_epilog_timeout():
 class TestSlurmConfProlog:
     def test_prolog_is_the_health_check_and_a_failing_one_requeues_unheld(self, example):
         conf = settings(slurm_conf.render_slurm_files(resolve(example)).slurm_conf)
-        assert single(conf, "Prolog") == single(conf, "HealthCheckProgram")
+        # Then the node names' refresh (gpucluster.agents.node_hosts), which never fails.
+        assert conf["Prolog"] == [single(conf, "HealthCheckProgram"), SlurmSite().node_hosts_program]
         assert int(single(conf, "PrologEpilogTimeout")) == PROLOG_EPILOG_TIMEOUT_SECONDS
         assert "nohold_on_prolog_fail" in single(conf, "SchedulerParameters").split(",")
         assert single(conf, "PrologFlags") == "Contain"
 
-    def test_prolog_check_off_leaves_no_prolog_but_the_timeout(self):
+    def test_prolog_check_off_leaves_only_the_node_names_and_the_timeout(self):
         raw = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())
         raw["health"] = {"prolog_check": False}
         conf = settings(slurm_conf.render_slurm_files(resolve(ClusterConfig.model_validate(raw))).slurm_conf)
-        assert "Prolog" not in conf
+        assert conf["Prolog"] == [SlurmSite().node_hosts_program]
         assert "SchedulerParameters" not in conf
         assert int(single(conf, "PrologEpilogTimeout")) == PROLOG_EPILOG_TIMEOUT_SECONDS
 

@@ -105,10 +105,12 @@ install_agents() {
   done
 }
 
-# The GPU and EFA metrics collector: a timer that runs the bundle's agents/node_metrics.py.
-install_node_metrics() {
+# Units from the bundle, then their timers enabled; systemd rereads units only when one
+# changed, and a changed timer restarts. Arguments: the names of the two arrays.
+install_units() {
+  local -n unit_files="$1" unit_timers="$2"
   local changed=no path unit
-  for path in "${NODE_METRICS_FILES[@]}"; do
+  for path in "${unit_files[@]}"; do
     if install_from_bundle "${ROLE_TREE}${path}" "${path}" 0644; then
       changed=yes
     fi
@@ -116,10 +118,22 @@ install_node_metrics() {
   if [[ "${changed}" == yes ]]; then
     systemctl daemon-reload
   fi
-  for unit in "${NODE_METRICS_TIMERS[@]}"; do
+  for unit in "${unit_timers[@]}"; do
     ensure_service "${unit}" "${changed}"
   done
 }
+
+# The GPU and EFA metrics collector: a timer that runs the bundle's agents/node_metrics.py.
+install_node_metrics() { install_units NODE_METRICS_FILES NODE_METRICS_TIMERS; }
+
+# The compute nodes' names in /etc/hosts. Its program is also a compute node's Prolog, so it
+# is in place before slurmd starts (a missing Prolog drains the node at its first job).
+install_node_hosts_program() {
+  install_from_bundle "${ROLE_TREE}${NODE_HOSTS_PROGRAM}" "${NODE_HOSTS_PROGRAM}" 0755 || true
+}
+
+# Its timer runs it at once, then every 30 s; so only once scontrol answers.
+start_node_hosts_timer() { install_units NODE_HOSTS_UNITS NODE_HOSTS_TIMERS; }
 
 run_head() {
   ROLE_TREE="files/head"
@@ -185,6 +199,8 @@ run_login() {
   step wait_for_controller
   step configure_slurm_client
   step verify_slurm_client
+  step install_node_hosts_program
+  step start_node_hosts_timer
   step install_validation_jobs
 }
 
@@ -221,6 +237,7 @@ run_compute() {
   step start_dcgm
   step install_node_metrics
   step install_healthcheck
+  step install_node_hosts_program
   step name_compute_node
   step configure_ssh_adoption
   step run_prejoin_healthcheck
@@ -228,5 +245,6 @@ run_compute() {
   step wait_for_controller
   step start_slurmd
   step wait_for_registration
+  step start_node_hosts_timer
   step complete_join
 }
