@@ -22,7 +22,7 @@ from gpucluster.infra.constructs.nag import acknowledge
 from gpucluster.infra.constructs.node_roles import Allow
 
 # Minutes without input before Session Manager ends a shell: its own default, written out so
-# the account's preferences cannot lengthen it. Work that outlives it belongs in sbatch (or
+# the account's preferences do not decide it. Work that outlives it belongs in sbatch (or
 # tmux), which an ended shell does not stop.
 IDLE_SESSION_MINUTES = 20
 # The agent starts `sh` in its own working directory with HOME set, not the account's login
