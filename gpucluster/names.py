@@ -213,6 +213,31 @@ def role_name_prefix(cfg: ClusterConfig) -> str:
     return f"gpucluster-{cfg.name}-{cfg.region}-"
 
 
+# Session Manager's shared account: the agent starts plain shells as it. Every node makes it
+# without sudo (lib/users.sh), and the cluster's session document falls back on it.
+SSM_USER = "ssm-user"
+# The principal tag Session Manager reads the account of a Run As shell from (AWS's key).
+RUN_AS_TAG = "SSMSessionRunAs"
+# AWS's Session document that forwards ssh's port (`ssh -o ProxyCommand=...`).
+SSH_SESSION_DOCUMENT = "AWS-StartSSHSession"
+
+
+def session_document_name(cfg: ClusterConfig) -> str:
+    """The cluster's Session Manager document: a shell as the caller's own account (Run As).
+    Documents are regional, and a name may not start with aws, amazon or amzn."""
+    return f"gpucluster-{cfg.name}-sessions"
+
+
+def people_policy_name(cfg: ClusterConfig) -> str:
+    """The managed policy that lets the cluster's people in; IAM names are account-wide."""
+    return f"gpucluster-{cfg.name}-{cfg.region}-people"
+
+
+# The Cluster stack's outputs that `gpucluster users access` reads back.
+SESSION_DOCUMENT_OUTPUT = "SessionDocumentName"
+PEOPLE_POLICY_OUTPUT = "PeoplePolicyArn"
+
+
 # Imported training images live here under the FSx mount point when software.image_dir is null.
 IMAGE_SUBDIR = "containers"
 SQUASHFS_SUFFIX = ".sqsh"

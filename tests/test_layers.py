@@ -89,6 +89,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.ami": 3,
     # what the head node reports of its compute nodes (`gpucluster nodes`)
     "gpucluster.nodes": 3,
+    # each person's way in through Session Manager, as deployed (`gpucluster users access`)
+    "gpucluster.access": 3,
     # `gpucluster top`: the cluster's metrics read back from CloudWatch
     "gpucluster.monitor": 3,
     # the command line

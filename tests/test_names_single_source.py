@@ -263,11 +263,15 @@ def test_the_slurm_source_key_is_the_key_the_cdk_writes(synthesized):
 
 def test_the_readme_names_what_the_code_defines():
     readme = (REPO / "README.md").read_text()
+    placeholders = ClusterConfig.model_construct(name="<name>", region="<region>")
     documented = [
         names.COMPUTE_NODE_NAME_FORMAT.format(group="<group>", instance_id="<instance id>"),
         f"'{names.CLUSTER_TAG}'",
         f"`{names.BOOTSTRAP_FAILURE_TAG}`",
         f"`{cluster_names.parameter_prefix('<name>')}/",
+        f"`{names.session_document_name(placeholders)}`",
+        f"`{names.people_policy_name(placeholders)}`",
+        f"Key={names.RUN_AS_TAG},",
     ]
     for name in documented:
         assert name in readme, f"README does not name {name!r} as the code writes it"

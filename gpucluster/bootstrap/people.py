@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpucluster.names import SSM_USER
 from gpucluster.resolved.users import ResolvedUser
 
 # name, uid, group, gid per line, tab-separated: what lib/users.sh reads.
@@ -21,8 +22,7 @@ SSH_KEYS_DIR = "/etc/ssh/gpucluster-keys"
 # sshd reads the keys from root's directory as well as the user's own authorized_keys.
 SSHD_KEYS_CONF = "/etc/ssh/sshd_config.d/gpucluster-keys.conf"
 SUDOERS_FILE = "/etc/sudoers.d/gpucluster-admins"
-# Session Manager's shared account and the sudo rule its agent writes for it.
-SSM_USER = "ssm-user"
+# The sudo rule Session Manager's agent writes for its shared account.
 SSM_SUDOERS = "/etc/sudoers.d/ssm-agent-users"
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from gpucluster.cli import validate, synth, render, diff, scan, gate  # noqa: F401  isort: skip
 from gpucluster.cli import plan, preflight, capacity, ami, container  # noqa: F401  isort: skip
 from gpucluster.cli import nodes  # noqa: F401  isort: skip
+from gpucluster.cli import users  # noqa: F401  isort: skip
 from gpucluster.cli import top  # noqa: F401  isort: skip
 from gpucluster.cli import topology  # noqa: F401  isort: skip
 from gpucluster.bad_input import EXIT_BAD_INPUT

@@ -21,6 +21,7 @@ from typing import Any
 from gpucluster import names
 from gpucluster.aws.clients import Clients
 from gpucluster.aws.errors import aws_call, explain
+from gpucluster.aws.instances import running_instances
 from gpucluster.command_lines import command_line
 from gpucluster.config import ClusterConfig
 from gpucluster.env_problem import EnvironmentProblem
@@ -45,17 +46,7 @@ class HeadAnswer:
 
 
 def find_head(clients: Clients, cfg: ClusterConfig) -> str:
-    ec2 = clients.get("ec2", cfg.region)
-    filters = [
-        {"Name": f"tag:{names.CLUSTER_TAG}", "Values": [cfg.name]},
-        {"Name": f"tag:{names.ROLE_TAG}", "Values": ["head"]},
-        {"Name": "instance-state-name", "Values": ["running"]},
-    ]
-    with aws_call("ec2:DescribeInstances", cfg.region):
-        pages = list(ec2.get_paginator("describe_instances").paginate(Filters=filters))
-    ids: list[str] = sorted(
-        i["InstanceId"] for page in pages for r in page["Reservations"] for i in r["Instances"]
-    )
+    ids = running_instances(clients, cfg, "head")
     if len(ids) != 1:
         raise EnvironmentProblem(
             f"cluster {cfg.name} ({cfg.region})",

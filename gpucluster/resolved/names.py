@@ -29,6 +29,9 @@ class ClusterNames:
     munge_secret_name_prefix: str
     munge_secret_name_pattern: str
     role_name_prefix: str
+    # Session Manager's way in for the people of users: (README: Users and access)
+    session_document: str
+    people_policy: str
     # where imported training images live, and the training image's squashfs ("" when none)
     image_dir: str
     training_squashfs: str
@@ -51,6 +54,8 @@ def cluster_names(cfg: ClusterConfig) -> ClusterNames:
         munge_secret_name_prefix=names.munge_secret_name_prefix(cfg),
         munge_secret_name_pattern=names.munge_secret_name_pattern(cfg),
         role_name_prefix=names.role_name_prefix(cfg),
+        session_document=names.session_document_name(cfg),
+        people_policy=names.people_policy_name(cfg),
         image_dir=names.image_dir(cfg),
         training_squashfs=names.training_squashfs(cfg),
     )

@@ -47,6 +47,7 @@ REFUSED_VALUES = {
         "--dp",
     ),
     "synth": ([DEFAULT, "-o", DEFAULT], "--output"),
+    "users access": ([MIXED, "--role", "eve=EveRole"], "--role"),
 }
 # A value the parser refuses, and the option it names.
 PARSER_REFUSALS = {
@@ -68,7 +69,7 @@ def _line(args: list[str]) -> tuple[int, str]:
 def test_the_verbs_are_the_app_s():
     assert {"capacity find", "container render", "topology annotations", "topology render"} <= set(
         VERBS
-    ) and len(VERBS) == 20
+    ) and len(VERBS) == 21
     assert set(REFUSED_VALUES) | set(PARSER_REFUSALS) <= set(VERBS)
 
 
@@ -134,7 +135,7 @@ def test_a_bug_is_the_same_shape_with_exit_3(monkeypatch: pytest.MonkeyPatch) ->
     assert line.startswith("error gpucluster validate: internal error KeyError: 'surprise'; this is a bug")
 
 
-@pytest.mark.parametrize("group", ["", "capacity", "ami", "container", "topology"])
+@pytest.mark.parametrize("group", ["", "capacity", "ami", "container", "topology", "users"])
 def test_no_verb_prints_the_help_then_the_one_line(group: str) -> None:
     result = CliRunner().invoke(app, group.split())
     path = f"gpucluster {group}".strip()

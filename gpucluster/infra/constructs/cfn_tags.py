@@ -55,6 +55,7 @@ TAG_STYLES: dict[str, TagStyle] = {
     "AWS::RDS::DBSubnetGroup": LIST,
     "AWS::Route53::HostedZone": TagStyle(property="HostedZoneTags"),
     "AWS::SNS::Topic": LIST,
+    "AWS::SSM::Document": LIST,
     "AWS::SSM::Parameter": TagStyle("map"),
     "AWS::SecretsManager::Secret": LIST,
 }

@@ -22,11 +22,12 @@ from gpucluster.infra.constructs.cfn import string_parameter
 from gpucluster.infra.constructs.cluster_dns import ClusterDns, ClusterDnsProps
 from gpucluster.infra.constructs.compute_fleet import ComputeFleet, ComputeFleetProps
 from gpucluster.infra.constructs.head_node import HeadNode
-from gpucluster.infra.constructs.launch_settings import ServiceNodeProps
+from gpucluster.infra.constructs.launch_settings import ServiceNodeProps, node_tags
 from gpucluster.infra.constructs.login_nodes import LoginNodes, LoginNodesProps
 from gpucluster.infra.constructs.node_image import node_image_id
 from gpucluster.infra.constructs.node_logs import NodeLogs, NodeLogsProps
 from gpucluster.infra.constructs.node_roles import NodeRoles, NodeRolesProps
+from gpucluster.infra.constructs.user_sessions import UserSessions, UserSessionsProps
 from gpucluster.node_files import NodeFiles, with_bundle_url
 from gpucluster.resolved import ResolvedCluster
 
@@ -162,6 +163,21 @@ class ClusterStack(cdk.Stack):
             user_data = with_bundle_url(node_files.login_user_data, bundle.url)
             node = service_node("login", login.instance_type, login.root_volume_gib, user_data)
             LoginNodes(self, "LoginNodes", LoginNodesProps(node=node, count=login.count))
+            if resolved.users:
+                UserSessions(
+                    self,
+                    "UserSessions",
+                    UserSessionsProps(
+                        region=cfg.region,
+                        account=cfg.account,
+                        document_name=named.session_document,
+                        policy_name=named.people_policy,
+                        # The tags the login nodes' template gives them, less the user's own.
+                        login_tags=node_tags({names.CLUSTER_TAG: resolved.name}, "login"),
+                        user_names=tuple(user.name for user in resolved.users),
+                        default_user=names.SSM_USER,
+                    ),
+                )
         for group in resolved.groups:
             ComputeFleet(
                 self,

@@ -29,6 +29,8 @@ EFA_SG = "sg-0000000000000000b"
 STORAGE_SG = "sg-0000000000000000c"
 PROFILE_ARN = "arn:aws:iam::123456789012:instance-profile/demo-compute"
 IMAGE_ID = "ami-0123456789abcdef0"
+# The account a policy is read as deployed in (`deployed`).
+ACCOUNT = "123456789012"
 
 
 @dataclass(frozen=True)
@@ -77,3 +79,17 @@ def ref(built: Built[Any], element: cdk.CfnElement) -> dict[str, str]:
 def group_id(built: Built[Any], group: cdk.CfnElement) -> dict[str, list[str]]:
     """How the template refers to a security group's id: GetAtt GroupId."""
     return {"Fn::GetAtt": [built.logical_id(group), "GroupId"]}
+
+
+def deployed(value: Any) -> Any:
+    """A policy as IAM sees it once deployed in account ACCOUNT of the aws partition."""
+    if isinstance(value, dict) and set(value) == {"Ref"}:
+        return {"AWS::Partition": "aws", "AWS::AccountId": ACCOUNT}[value["Ref"]]
+    if isinstance(value, dict) and set(value) == {"Fn::Join"}:
+        separator, parts = value["Fn::Join"]
+        return separator.join(deployed(part) for part in parts)
+    if isinstance(value, dict):
+        return {key: deployed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [deployed(item) for item in value]
+    return value

@@ -18,13 +18,12 @@ from gpucluster.config.loader import load_config
 from gpucluster.infra.constructs.node_roles import ROLES, NodeRoles, NodeRolesProps
 from gpucluster.resolved import resolve
 from tests.conftest import EXAMPLES
-from tests.infra.constructs.small_stack import Built, build
+from tests.infra.constructs.small_stack import ACCOUNT, Built, build, deployed
 
 BUCKET_ARN = "arn:aws:s3:::cdk-assets-bucket"
 LOG_GROUP_ARN = "arn:aws:logs:us-east-2:123456789012:log-group:nodes:*"
 COMMON = {"ReadMungeKey", "ReadClusterFacts", "ReadBootstrapBundle", "ShipNodeLogs", "ReportBootstrapFailure"}
 PULL = {"EcrLogin", "PullImages"}
-ACCOUNT = "123456789012"
 # What an image pull from ECR asks IAM for (docker or `enroot import`): the registry login
 # token, then the manifest, each layer's location and the layers' presence.
 PULL_CALLS = ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability")
@@ -61,26 +60,12 @@ def _with_repositories(tmp_path, lines: str) -> ClusterConfig:
     return load_config(config)
 
 
-def _deployed(value: Any) -> Any:
-    """The policy as IAM sees it once deployed in account ACCOUNT of the aws partition."""
-    if isinstance(value, dict) and set(value) == {"Ref"}:
-        return {"AWS::Partition": "aws", "AWS::AccountId": ACCOUNT}[value["Ref"]]
-    if isinstance(value, dict) and set(value) == {"Fn::Join"}:
-        separator, parts = value["Fn::Join"]
-        return separator.join(_deployed(part) for part in parts)
-    if isinstance(value, dict):
-        return {key: _deployed(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_deployed(item) for item in value]
-    return value
-
-
 def _policy(built: Built[NodeRoles], role: str) -> IAMPolicy:
     properties = built.resources("AWS::IAM::Role")[
         built.logical_id(built.construct.roles[role].node.default_child)
     ]
     (policy,) = properties["Properties"]["Policies"]
-    return IAMPolicy(json.dumps(_deployed(policy["PolicyDocument"])))
+    return IAMPolicy(json.dumps(deployed(policy["PolicyDocument"])))
 
 
 def _pulls(built: Built[NodeRoles], role: str, repository_arn: str) -> bool:
@@ -147,7 +132,7 @@ def test_the_head_resizes_only_the_clusters_tagged_groups(roles):
 def test_a_node_tags_only_its_own_instance_and_only_with_its_failure_reason(roles, role):
     statement = _statements(roles, role)["ReportBootstrapFailure"]
     assert statement["Action"] == "ec2:CreateTags"
-    assert _deployed(statement["Resource"]) == f"arn:aws:ec2:us-east-2:{ACCOUNT}:instance/*"
+    assert deployed(statement["Resource"]) == f"arn:aws:ec2:us-east-2:{ACCOUNT}:instance/*"
     assert statement["Condition"] == {
         "StringEquals": {"aws:ARN": "${ec2:SourceInstanceARN}"},
         "ForAllValues:StringEquals": {"aws:TagKeys": ["gpucluster:bootstrap-failure"]},
@@ -158,7 +143,7 @@ def test_a_node_tags_only_its_own_instance_and_only_with_its_failure_reason(role
 
 def test_compute_nodes_complete_launches_only_in_the_clusters_compute_groups(roles):
     statement = _statements(roles, "compute")["CompleteComputeLaunches"]
-    assert _deployed(statement["Resource"]) == (
+    assert deployed(statement["Resource"]) == (
         f"arn:aws:autoscaling:us-east-2:{ACCOUNT}:autoScalingGroup:*:autoScalingGroupName/*"
     )
     assert statement["Condition"] == {
