@@ -60,14 +60,16 @@ def node_addresses(records: Iterable[Mapping[str, str]]) -> dict[str, str]:
 
 def with_block(hosts: str, addresses: Mapping[str, str]) -> str:
     """`hosts` with our block (the old one dropped wherever it was) at its end."""
-    kept, inside = [], False
-    for line in hosts.splitlines():
-        if line == BEGIN:
-            inside = True
-        elif line == END and inside:
-            inside = False
-        elif not inside:
-            kept.append(line)
+    lines = hosts.splitlines()
+    kept, index = [], 0
+    while index < len(lines):
+        if lines[index] == BEGIN and END in lines[index:]:
+            index = lines.index(END, index) + 1
+            continue
+        # A marker without its END (an edit gone wrong): the lines after it are not ours.
+        if lines[index] != BEGIN:
+            kept.append(lines[index])
+        index += 1
     block = [BEGIN, *(f"{address} {name}" for name, address in addresses.items()), END]
     return "\n".join([*kept, *block]) + "\n"
 

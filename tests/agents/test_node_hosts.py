@@ -76,6 +76,13 @@ def test_a_gone_node_leaves_the_block_and_a_new_one_joins_it(tmp_path: Path):
     assert "10.9.9.9 added-by-an-admin" in text.splitlines(), "a line outside the block is the admin's"
 
 
+def test_a_block_that_lost_its_end_marker_keeps_the_lines_after_it():
+    hosts = f"127.0.0.1 localhost\n{node_hosts.BEGIN}\n10.0.1.9 gpu-old\n10.9.9.9 admins-host\n"
+    text = node_hosts.with_block(hosts, {"gpu-i-0a1b2c3d4e5f60001": "10.0.1.17"})
+    assert "10.9.9.9 admins-host" in text.splitlines() and "10.0.1.9 gpu-old" in text.splitlines()
+    assert text.count(node_hosts.BEGIN) == 1 and block_of(text) == ["10.0.1.17 gpu-i-0a1b2c3d4e5f60001"]
+
+
 def test_names_that_are_not_host_names_and_odd_addresses_are_left_out():
     records = [
         {"NodeName": "gpu-i-0a1b2c3d4e5f60001", "NodeAddr": "10.0.1.17"},

@@ -52,15 +52,17 @@ ensure_home() {
 
 # Session Manager's shared account: the agent makes ssm-user with passwordless sudo at the
 # first plain shell session, unless the account exists already (agent 2.3.634.0 and later).
-# Made here first without sudo or a login shell, every way in is a person's own (ssh through
-# port forwarding, README: Users and access); the administrators of users: keep sudo.
+# Made here first without sudo: the agent starts sh as this account whatever its login shell,
+# so a session without a person's SSMSessionRunAs tag is an unprivileged one that Slurm refuses
+# jobs from. People come in as themselves (Run As, or ssh through port forwarding; README:
+# Users and access); the administrators of users: keep sudo.
 close_session_manager_user() {
   local line
   line="$(grep -m1 "^${SSM_USER}:" "${R}/etc/passwd" || true)"
   if [[ -z "${line}" ]]; then
     useradd ${R:+--prefix "${R}"} --system --no-create-home --home-dir /nonexistent \
-      --shell /usr/sbin/nologin --comment "Session Manager, closed by gpucluster" "${SSM_USER}"
-    log "${SSM_USER} made without sudo or a shell: Session Manager shells are closed"
+      --shell /usr/sbin/nologin --comment "Session Manager, unprivileged (gpucluster)" "${SSM_USER}"
+    log "${SSM_USER} made without sudo: an untagged Session Manager shell is unprivileged"
   elif [[ "$(cut -d: -f7 <<<"${line}")" != /usr/sbin/nologin ]]; then
     usermod ${R:+--prefix "${R}"} --shell /usr/sbin/nologin "${SSM_USER}"
     log "${SSM_USER}'s shell is now /usr/sbin/nologin"
