@@ -4,9 +4,10 @@ what slurmctld knows.
 A compute node registers as a dynamic Slurm node (`<group>-<instance id>`) with its private
 address as NodeAddr; nothing else names it, so without this `ssh <node>` from a login node
 (pam_slurm_adopt) and `mpirun --host` inside a job cannot resolve it. A timer runs this
-every 30 s on login and compute nodes, and the compute nodes' Prolog runs it before every
-job, so each node of a job knows the others before the job's first step (and before Enroot
-binds the file into the job's containers, which keep the copy they started with).
+every 30 s on login and compute nodes, and the compute nodes' Prolog (the health check, once
+its probes passed) runs it before every job, so each node of a job knows the others before the
+job's first step (and before Enroot binds the file into the job's containers, which keep the
+copy they started with).
 
 Only the block between the markers is ours; every other line of the file stays as it was.
 The file is replaced atomically, so a lookup never reads half of it. When slurmctld does

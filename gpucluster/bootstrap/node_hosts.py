@@ -1,6 +1,6 @@
 """What login and compute nodes install to know the compute nodes by name: the program that
 rewrites their block of /etc/hosts (gpucluster.agents.node_hosts), which the compute nodes'
-Prolog also runs, and the systemd timer that runs it every 30 s."""
+Prolog health check also runs, and the systemd timer that runs it every 30 s."""
 
 from __future__ import annotations
 

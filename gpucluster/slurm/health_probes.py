@@ -68,7 +68,7 @@ class ProbeTimeouts:
         return sum(seconds + KILL_GRACE_SECONDS for seconds in per_probe)
 
     def prolog_worst_case_seconds(self) -> int:
-        """Run time of the Prologs (GPU, EFA and Fabric Manager probes, then its drain; the
+        """Run time of the Prolog (GPU, EFA and Fabric Manager probes, then its drain or the
         node names' refresh) when every probe hangs until killed."""
         per_probe = [self.nvidia_smi, self.fi_info, self.fabric_manager, self.scontrol, self.node_hosts]
         return sum(seconds + KILL_GRACE_SECONDS for seconds in per_probe)

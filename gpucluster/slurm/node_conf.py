@@ -108,6 +108,7 @@ def render_healthcheck(resolved: ResolvedCluster, group: ResolvedGroup, site: Sl
         kill_grace=KILL_GRACE_SECONDS,
         munge_socket=site.munge_socket,
         tool_path=site.healthcheck_path,
+        node_hosts_program=site.node_hosts_program,
         slurm_conf=site.healthcheck_slurm_conf,
         dcgm_join_level=level,
         dcgm_join_bound=dcgm.bounds_by_level(site.dcgm_bound_seconds).get(level, 0),

@@ -60,8 +60,9 @@ class SlurmSite:
     # only for a test host that is not the instance type it impersonates.
     trust_node_config: bool = False
     healthcheck_program: str = "/usr/local/sbin/gpucluster-healthcheck"
-    # Keeps the compute nodes' names in hosts_file (gpucluster.agents.node_hosts): a second
-    # Prolog, and a timer on login and compute nodes. The suite points both into its root.
+    # Keeps the compute nodes' names in hosts_file (gpucluster.agents.node_hosts): run by the
+    # Prolog's health check, and by a timer on login and compute nodes. The suite points both
+    # into its root.
     node_hosts_program: str = "/usr/local/sbin/gpucluster-node-hosts"
     hosts_file: str = "/etc/hosts"
     healthcheck_interval: int = 300

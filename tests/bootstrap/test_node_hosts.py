@@ -1,7 +1,7 @@
 """The node names' program and timer as login and compute nodes install them: the program
 keeps the block and never fails a Prolog, the units pass systemd's own check, the compute
 bootstrap has the program before slurmd can run a job and the timer once scontrol answers.
-tests/integration/test_node_hosts.py runs the program as a real slurmd's Prolog."""
+tests/integration/test_node_hosts.py runs the program from a real slurmd's Prolog."""
 
 from __future__ import annotations
 

@@ -118,7 +118,7 @@ def suite_site(root: Path, tracking: ProcessTracking, slurm_prefix: Path) -> Slu
         bf_interval=1,
         trust_node_config=True,
         healthcheck_program=str(root / "healthcheck.sh"),
-        # The compute nodes' second Prolog keeps this file, not the machine's /etc/hosts.
+        # The Prolog's refresh of the node names keeps this file, not the machine's /etc/hosts.
         node_hosts_program=str(root / "node-hosts.sh"),
         hosts_file=str(root / "hosts"),
         healthcheck_interval=2,

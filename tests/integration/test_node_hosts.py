@@ -1,5 +1,5 @@
-"""Compute nodes by name on real daemons: each job's Prolog (the compute nodes' second one)
-writes every registered node's address into the hosts file before the job runs, glibc
+"""Compute nodes by name on real daemons: each job's Prolog (the health check, once its
+probes passed) writes every registered node's address into the hosts file before the job runs, glibc
 resolves the names from it, and the login node's timer program does the same through its
 sackd. The suite's nodes keep the file under the cluster's root, not the machine's /etc/hosts."""
 

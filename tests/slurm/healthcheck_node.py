@@ -11,6 +11,9 @@ from gpucluster.slurm.conf import SlurmSite
 from gpucluster.slurm.health_probes import ProbeTimeouts
 from tests.slurm.conf_text import healthcheck_of
 
+# The node names' refresh, which a healthy node's Prolog runs; a stub that records and fails.
+NODE_HOSTS = "gpucluster-node-hosts"
+
 
 class FakeNode:
     """A temporary root where the health check's tools are stubs that record their calls."""
@@ -43,6 +46,7 @@ class FakeNode:
             for fabric in ("efa", "efa-direct")
         )
         mounted_paths = " ".join(f"{self.mount_root}{m}" for m in sorted(mounted))
+        self._stub(NODE_HOSTS, "exit 1")
         self._stub("nvidia-smi", f'printf "{gpu_lines}"')
         self._stub("fi_info", f'printf "{efa_lines}"' if efa else "exit 61")
         self._stub(
@@ -76,6 +80,7 @@ class FakeNode:
             mount_root=self.mount_root,
             probe_timeouts=self.timeouts,
             dcgm_bound_seconds=self.dcgm_bound,
+            node_hosts_program=str(self.bin / NODE_HOSTS),
         )
 
     def hang(self, name: str, ignore_term: bool = False) -> None:

@@ -15,11 +15,10 @@ from gpucluster.efa import efa_count
 from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.health_probes import PROLOG_EPILOG_TIMEOUT_SECONDS, ProbeTimeouts
-from gpucluster.slurm.site import SlurmSite
 from tests.conftest import REPO
 from tests.dcgm_reports import report
 from tests.slurm.conf_text import settings, single
-from tests.slurm.healthcheck_node import FakeNode, run_healthcheck
+from tests.slurm.healthcheck_node import NODE_HOSTS, FakeNode, run_healthcheck
 
 CFG = load_config(REPO / "examples" / "default.yaml")
 EFA = efa_count(CFG.compute_groups[0].instance)
@@ -27,6 +26,7 @@ NODE = "gpu-i-0123456789abcdef0"
 
 
 def node(tmp_path: Path, **changes) -> FakeNode:
+    tmp_path.mkdir(exist_ok=True)
     values = {"gpus": 8, "efa": EFA, "mounted": {"/home", "/fsx"}} | changes
     return FakeNode(tmp_path, **values)
 
@@ -147,7 +147,17 @@ class TestProlog:
         assert fake.recorded("munge") == []
         assert fake.recorded("dcgmi") == []
         assert fake.recorded("scontrol") == []
+        # Then the node names, whose failure (the stub exits 1) is no failure of the job.
+        assert fake.recorded(NODE_HOSTS) == [f"{NODE_HOSTS} "]
         print(f"prolog on a healthy node: {elapsed_ms:.0f} ms")
+
+    def test_a_failing_prolog_and_the_other_modes_leave_the_node_names_alone(self, tmp_path):
+        sick = node(tmp_path / "sick", gpus=7)
+        assert run_healthcheck(sick, CFG, env=PROLOG_ENV).returncode == 1
+        healthy = node(tmp_path / "healthy", dcgm_report=report())
+        assert run_healthcheck(healthy, CFG).returncode == 0
+        assert run_healthcheck(healthy, CFG, "--pre-join").returncode == 0
+        assert sick.recorded(NODE_HOSTS) == [] and healthy.recorded(NODE_HOSTS) == []
 
     def test_prolog_option_is_the_same_mode(self, tmp_path):
         fake = node(tmp_path, gpus=7)
@@ -198,17 +208,16 @@ def test_prologs_worst_case_stays_well_under_prolog_epilog_timeout():
 class TestSlurmConfProlog:
     def test_prolog_is_the_health_check_and_a_failing_one_requeues_unheld(self, example):
         conf = settings(slurm_conf.render_slurm_files(resolve(example)).slurm_conf)
-        # Then the node names' refresh (gpucluster.agents.node_hosts), which never fails.
-        assert conf["Prolog"] == [single(conf, "HealthCheckProgram"), SlurmSite().node_hosts_program]
+        assert single(conf, "Prolog") == single(conf, "HealthCheckProgram")
         assert int(single(conf, "PrologEpilogTimeout")) == PROLOG_EPILOG_TIMEOUT_SECONDS
         assert "nohold_on_prolog_fail" in single(conf, "SchedulerParameters").split(",")
         assert single(conf, "PrologFlags") == "Contain"
 
-    def test_prolog_check_off_leaves_only_the_node_names_and_the_timeout(self):
+    def test_prolog_check_off_leaves_no_prolog_but_the_timeout(self):
         raw = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())
         raw["health"] = {"prolog_check": False}
         conf = settings(slurm_conf.render_slurm_files(resolve(ClusterConfig.model_validate(raw))).slurm_conf)
-        assert conf["Prolog"] == [SlurmSite().node_hosts_program]
+        assert "Prolog" not in conf
         assert "SchedulerParameters" not in conf
         assert int(single(conf, "PrologEpilogTimeout")) == PROLOG_EPILOG_TIMEOUT_SECONDS
 

@@ -126,8 +126,8 @@ install_units() {
 # The GPU and EFA metrics collector: a timer that runs the bundle's agents/node_metrics.py.
 install_node_metrics() { install_units NODE_METRICS_FILES NODE_METRICS_TIMERS; }
 
-# The compute nodes' names in /etc/hosts. Its program is also a compute node's Prolog, so it
-# is in place before slurmd starts (a missing Prolog drains the node at its first job).
+# The compute nodes' names in /etc/hosts. The Prolog's health check runs its program before
+# every job, so it is in place before slurmd starts.
 install_node_hosts_program() {
   install_from_bundle "${ROLE_TREE}${NODE_HOSTS_PROGRAM}" "${NODE_HOSTS_PROGRAM}" 0755 || true
 }
