@@ -37,21 +37,24 @@ def login_node_lookup(cfg: ClusterConfig) -> str:
     )
 
 
-def _ssh(cfg: ClusterConfig, name: str, node: str) -> str:
-    # ssh runs the ProxyCommand through a shell after putting the node (%h) and port (%p) in.
-    proxy = command_line(
+def _start_session(cfg: ClusterConfig, target: str, document: str, *extra: str) -> str:
+    return command_line(
         "aws",
         "ssm",
         "start-session",
         "--region",
         cfg.region,
         "--target",
-        "%h",
+        target,
         "--document-name",
-        names.SSH_SESSION_DOCUMENT,
-        "--parameters",
-        "portNumber=%p",
+        document,
+        *extra,
     )
+
+
+def _ssh(cfg: ClusterConfig, name: str, node: str) -> str:
+    # ssh runs the ProxyCommand through a shell after putting the node (%h) and port (%p) in.
+    proxy = _start_session(cfg, "%h", names.SSH_SESSION_DOCUMENT, "--parameters", "portNumber=%p")
     return command_line("ssh", "-o", f"ProxyCommand={proxy}", f"{name}@{node}")
 
 
@@ -102,17 +105,7 @@ def access_blocks(cfg: ClusterConfig, deployed: DeployedAccess, roles: Mapping[s
                     ),
                 )
             )
-        shell = command_line(
-            "aws",
-            "ssm",
-            "start-session",
-            "--region",
-            cfg.region,
-            "--target",
-            node,
-            "--document-name",
-            deployed.document,
-        )
+        shell = _start_session(cfg, node, deployed.document)
         if user.ssh_keys:
             says = (
                 f"{user.name} connects with a shell as {user.name}, or with ssh and a key listed under users:"
