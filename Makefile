@@ -14,8 +14,12 @@ OUT ?= cdk.out
 # build of several GB. The tests run the trainer on CPU.
 TORCH ?= torch==2.13.0
 TRAIN_STAMP := $(VENV)/.gpucluster-train
+# Two pytest-xdist workers: the real-Slurm tests, which mostly wait on daemons, run in
+# order on one while the other takes the rest (tests/xdist_scheduling.py). `make test
+# PARALLEL=` runs everything in one process.
+PARALLEL ?= -n 2
 
-.PHONY: system setup setup-train synth cdk-synth typecheck test test-fast test-slurm snapshots schema-golden readme-samples bench lint clean
+.PHONY: system setup setup-train synth cdk-synth typecheck test test-fast test-slurm snapshots schema-golden readme-samples bench bench-suite lint clean
 
 $(SETUP_STAMP): pyproject.toml package.json package-lock.json
 	$(PYTHON) -m venv $(VENV)
@@ -53,10 +57,10 @@ typecheck: setup-train
 ## The whole suite: the type check, then unit, snapshot, shell, and real-Slurm integration
 ## tests (on the pinned Slurm 25.11.7, built from the vendored source once and cached).
 test: system setup-train typecheck
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PARALLEL) --durations=15
 
 test-fast: setup-train
-	$(PY) -m pytest -q -m "not slurm"
+	$(PY) -m pytest -q $(PARALLEL) -m "not slurm"
 
 test-slurm: system setup-train
 	$(PY) -m pytest -q -m slurm
@@ -75,6 +79,11 @@ readme-samples: setup
 
 bench: setup
 	$(PY) -m bench.run
+
+## The suite's own time: make test's run with a JUnit report, then where the time went
+## (bench/suite.py; docs/contributing.md has the figures).
+bench-suite: system setup-train
+	$(PY) -m bench.suite -- $(PARALLEL)
 
 lint: setup
 	$(VENV)/bin/ruff check .

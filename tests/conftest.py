@@ -26,6 +26,9 @@ from gpucluster.synth.app import SynthResult, synthesize  # noqa: E402
 from tests.aws.stubs import aws as aws  # noqa: E402
 from tests.aws.stubs import moto_aws as moto_aws  # noqa: E402
 
+# pytester: the guard's own test (tests/test_long_tests.py) runs a pytest of its own.
+pytest_plugins = ["pytester", "tests.long_tests", "tests.xdist_scheduling"]
+
 REPO = Path(__file__).resolve().parent.parent
 
 

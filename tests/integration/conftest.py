@@ -11,6 +11,7 @@ import errno
 import fcntl
 import os
 import shutil
+import sys
 import tempfile
 import time
 import warnings
@@ -184,12 +185,12 @@ def _end_interrupted_runs(root: Path, group: str, network: Network, config: pyte
     cgroups = _remove_cgroups(group)
     reclaimed.names += network.remove_leftovers() + _remove_dangling_conf_link()
     reclaimed.names += [f"{len(cgroups)} node cgroups"] if cgroups else []
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
     capture = config.pluginmanager.get_plugin("capturemanager")
-    if reclaimed and reporter is not None and capture is not None:
-        # Past the capture of this fixture's output, which pytest shows only on failure.
+    if reclaimed and capture is not None:
+        # Past the capture of this fixture's output, which pytest shows only on failure, and
+        # on stderr: an xdist worker's terminal reporter writes to no terminal.
         with capture.global_and_fixture_disabled():
-            reporter.write_line(reclaimed.line())
+            print(reclaimed.line(), file=sys.stderr, flush=True)
     return reclaimed
 
 

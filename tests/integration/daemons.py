@@ -41,6 +41,7 @@ class Munge:
     root: Path
     teardown: Teardown
     node_dirs: dict[str, Path] = field(default_factory=dict)
+    pid_files: list[Path] = field(default_factory=list)
 
     @property
     def key(self) -> Path:
@@ -58,6 +59,9 @@ class Munge:
         self.key.write_bytes(os.urandom(1024))
         self.key.chmod(0o400)
         self.socket_dir.mkdir(parents=True, exist_ok=True)
+        # One step for every munged of the run, nodes' included, after every Slurm daemon
+        # (pushed later, so undone first): each takes a moment to exit, so all are told at once.
+        self.teardown.push("munged", self._stop)
         self._start(munge_socket(self.root), self.root / "munged")
 
     def node_socket_dir(self, node: str) -> Path:
@@ -81,13 +85,19 @@ class Munge:
             f"--seed-file={files.with_suffix('.seed')}",
             env=marked(self.root, {"PATH": os.environ["PATH"]}),
         )
-        self.teardown.push(f"munged on {socket_path}", lambda: self._stop(pid_file))
+        self.pid_files.append(pid_file)
         wait_for(f"munged on {socket_path} to answer", lambda: self._answers(socket_path), timeout=10)
 
-    def _stop(self, pid_file: Path) -> None:
-        pid = int(pid_file.read_text())
-        os.kill(pid, signal.SIGTERM)
-        wait_for("munged to exit", lambda: not Path(f"/proc/{pid}").exists(), timeout=10)
+    def _stop(self) -> None:
+        pids = [int(pid_file.read_text()) for pid_file in self.pid_files]
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        wait_for(
+            f"{len(pids)} munged to exit",
+            lambda: not any(Path(f"/proc/{pid}").exists() for pid in pids),
+            timeout=15,
+        )
 
     @staticmethod
     def _answers(socket_path: Path) -> bool:

@@ -111,6 +111,7 @@ def _processes_of(root: Path) -> list[str]:
     return sorted(process.name for process in suite_processes() if str(root) in process.roots)
 
 
+@pytest.mark.long("starts a whole cluster with accounting twice: the run it kills, then the session's")
 def test_a_run_killed_mid_suite_is_cleaned_up_by_the_next(
     request: pytest.FixtureRequest,
     slurm_install: SlurmInstall,

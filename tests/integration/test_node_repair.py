@@ -235,6 +235,7 @@ def test_more_failures_than_the_bound_stop_the_agent_with_an_alert(
     assert len(group.terminated) == 2
 
 
+@pytest.mark.long("three training runs on CPU: uninterrupted, interrupted by the repair, resumed")
 def test_a_job_on_the_failing_node_is_requeued_and_resumes_on_the_replacement(
     cluster: SlurmCluster, group: FakeGroup, job: Path, tmp_path: Path
 ):

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from gpucluster.cli import app
 from gpucluster.efa import efa_count
 from gpucluster.job_output import parse_efa_check_line, parse_pair_line
+from gpucluster.jobs import validation
 from gpucluster.jobs.validation import job_files, job_path
 from gpucluster.launch.gpu_env import LIBRARY_DIRS
 from gpucluster.resolved import resolve
@@ -32,11 +33,16 @@ from tests.jobs.rendered import torchrun_of
 pytestmark = pytest.mark.slurm
 
 JOB_TIMEOUT = 90
+QUICK_PINGPONG_TIMEOUT = 8
 LARGEST = str(16 << 30)
 
 
 @pytest.fixture
-def jobs(cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def jobs(cluster: SlurmCluster) -> dict[str, Path]:
+    return render_jobs(cluster)
+
+
+def render_jobs(cluster: SlurmCluster) -> dict[str, Path]:
     """The group's jobs rendered for the session cluster, as a login node installs them."""
     where = cluster.root / "validation"
     for path, text in job_files(resolve(cluster.cfg), cluster.install_node_lib()).items():
@@ -146,7 +152,11 @@ def test_efa_check_names_a_node_short_of_an_efa_device_and_fails(cluster, jobs, 
     assert f"FAILED: {broken} failed" in out and "scontrol update" in out
 
 
-def test_efa_check_names_the_pair_of_a_failed_pingpong_and_drains_neither(cluster, jobs, stubs):
+def test_efa_check_names_the_pair_of_a_failed_pingpong_and_drains_neither(cluster, stubs, monkeypatch):
+    # A failed pair costs one PINGPONG_TIMEOUT: the bound is under test, not production's 30 s.
+    monkeypatch.setitem(validation.WAITS, "PINGPONG_TIMEOUT", QUICK_PINGPONG_TIMEOUT)
+    jobs = render_jobs(cluster)
+    assert f"readonly PINGPONG_TIMEOUT={QUICK_PINGPONG_TIMEOUT}\n" in jobs["efa-check"].read_text()
     failing = write_failing_pingpong(cluster.root / "stubs" / "pingpong-fails")
     job, submit_dir = submit(cluster, jobs["efa-check"], path=[failing, stubs["tools"]])
     state, out = finished(cluster, job, submit_dir)
