@@ -95,6 +95,7 @@ def _output(cluster: SlurmCluster, job_id: str, submit_dir: Path) -> tuple[dict[
     return info, outputs[0].read_text() if outputs else ""
 
 
+@pytest.mark.long("trains the reference model to the end on CPU: 50-63 s beside the other worker")
 def test_sbatch_with_no_arguments_trains_the_reference_model_to_the_end(
     cluster: SlurmCluster, wheelhouse: Path
 ):
