@@ -1,5 +1,5 @@
 """The suite's guard on its own speed: a test whose call takes longer than
-`long_test_seconds` (pyproject's [tool.pytest.ini_options], 60 s) fails unless it is
+`long_test_seconds` (an ini option, 60 s unless set) fails unless it is
 marked `@pytest.mark.long("why it cannot be faster")`.
 
 Only the call phase counts: a session fixture's setup (the real-Slurm cluster, each
