@@ -34,7 +34,7 @@ from tests.integration.containers import make_node_enroot_directories
 from tests.integration.daemons import DEFAULT_SOCKET_DIR, DnsServer, Munge
 from tests.integration.host import HarnessError, Teardown, kill_pid, require_free_port, run, wait_for
 from tests.integration.installs import SlurmInstall
-from tests.integration.network import Network, netns_pids
+from tests.integration.network import Network, netns_pids, with_hosts, write_named_hosts
 from tests.integration.prerequisites import ProcessTracking, process_tracking
 from tests.integration.queries import node_states, one_record
 from tests.integration.runs import Reclaimed, marked
@@ -100,7 +100,13 @@ class SlurmCluster:
     def gpu_override_dir(self) -> Path:
         return gpu_override_dir(self.root)
 
+    @property
+    def etc_hosts(self) -> Path:
+        """The daemons' /etc/hosts (network.write_named_hosts)."""
+        return self.root / "etc-hosts"
+
     def write_files(self) -> None:
+        write_named_hosts(self.etc_hosts)
         write_site_files(
             self.cfg, self.group, self.site, self.root, self.teardown, self.pyxis_build, self.accounting
         )
@@ -109,7 +115,10 @@ class SlurmCluster:
         require_free_port(SLURMCTLD_PORT)
         log = open(self.root / "log" / "slurmctld.stdout", "ab")  # noqa: SIM115 - kept by Popen
         self.controller = subprocess.Popen(
-            self.install.command(["slurmctld", "-D"]), env=self.env, stdout=log, stderr=subprocess.STDOUT
+            with_hosts(self.etc_hosts, self.install.command(["slurmctld", "-D"])),
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         wait_for("slurmctld to answer", self._controller_answers, timeout=30)
 
@@ -229,6 +238,7 @@ class ComputeNode:
         NVML's stand-in reports the group's GPUs, or `nvml_gpus` of them.
         """
         slurmd = ["slurmd", "-D", "-Z", "-N", self.name, "--conf", conf_line]
+        self.cluster.network.reconnect(self.address)
         if resolv_conf is None:
             slurmd[1:1] = [
                 "--conf-server",
@@ -249,6 +259,7 @@ class ComputeNode:
         # /usr/local/bin:/usr/bin:/bin (pyxis_slurmd.c), where a node has Enroot (/usr/bin);
         # the suite's Enroot is under node_prefix, bound at /usr/local/bin for slurmd alone.
         binds.append((Path(enroot_path_entry(self.cluster.root)), EPILOG_ENROOT_DIR))
+        binds.append((self.cluster.etc_hosts, Path("/etc/hosts")))
         if resolv_conf is not None:
             binds.append((resolv_conf, Path("/etc/resolv.conf")))
         # Its own host name too, the node's name as the compute bootstrap sets it
@@ -281,7 +292,9 @@ class ComputeNode:
         )
 
     def kill(self) -> None:
-        """The instance dies: slurmd, its slurmstepds and every job process in the namespace."""
+        """The instance dies: slurmd, its slurmstepds and every job process in the namespace,
+        and its address stops answering."""
+        self.cluster.network.cut_off(self.address)
         for pid in netns_pids(self.namespace):
             kill_pid(pid)
         if self.process is not None:

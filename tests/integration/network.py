@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from tests.integration.host import Teardown, kill_pid, run, wait_for
 
@@ -12,6 +13,24 @@ SUBNET = ipaddress.IPv4Network("10.213.0.0/24")
 CONTROLLER_IP = "10.213.0.1"
 BRIDGE = "gcslurm0"
 NETNS_PREFIX = "gcslurm-"
+
+
+def write_named_hosts(path: Path) -> Path:
+    """This machine's /etc/hosts and a name for every suite address, for the daemons' own
+    /etc/hosts (`with_hosts`). Slurm's connection manager names each connection it accepts by
+    a reverse lookup (conmgr's _resolve_fd, getnameinfo; a failure is not cached). The suite's
+    addresses have no PTR record, as a VPC's addresses have, and this machine's resolver let
+    such a query run into its 5 s timeout: one test in two waited 5 s on an RPC."""
+    names = [f"{address} {NETNS_PREFIX}{str(address).replace('.', '-')}" for address in SUBNET.hosts()]
+    path.write_text("\n".join([Path("/etc/hosts").read_text().rstrip("\n"), *names]) + "\n")
+    return path
+
+
+def with_hosts(hosts: Path, argv: list[str]) -> list[str]:
+    """`argv` in a mount namespace of its own where `hosts` is /etc/hosts; every wrapper execs,
+    so the process started is the daemon itself."""
+    script = 'mount --bind "$0" /etc/hosts && exec "$@"'
+    return ["unshare", "--mount", "--propagation=private", "sh", "-c", script, str(hosts), *argv]
 
 
 def netns_pids(name: str) -> list[int]:
@@ -39,6 +58,7 @@ class Network:
         host_side = f"gcs-n{index}"
         run("ip", "netns", "add", name)
         self.teardown.push(f"namespace {name}", lambda: self._delete_namespace(name, host_side))
+        self.teardown.push(f"route to {address}", lambda: self.reconnect(address))
         run("ip", "link", "add", host_side, "type", "veth", "peer", "name", "eth0", "netns", name)
         run("ip", "link", "set", host_side, "master", BRIDGE, "up")
         run("ip", "-n", name, "addr", "add", f"{address}/{SUBNET.prefixlen}", "dev", "eth0")
@@ -46,6 +66,16 @@ class Network:
         run("ip", "-n", name, "link", "set", "lo", "up")
         self.namespaces.append(name)
         return name, address
+
+    def cut_off(self, address: str) -> None:
+        """The host's connects to `address` fail at once with EHOSTUNREACH, as to an instance
+        that is gone. A refused connect would be retried: Slurm reconnects to a slurmd once a
+        second for up to MessageTimeout (slurm_send_addr_recv_msgs), so each RPC slurmctld
+        sends to a killed node (health check, then ping) took 10 s before it could go DOWN."""
+        run("ip", "route", "replace", "unreachable", f"{address}/32")
+
+    def reconnect(self, address: str) -> None:
+        run("ip", "route", "del", "unreachable", f"{address}/32", check=False)
 
     def _delete_namespace(self, name: str, host_side: str) -> None:
         def emptied() -> bool:
@@ -66,6 +96,8 @@ class Network:
             index = name.removeprefix(f"{NETNS_PREFIX}n")
             self._delete_namespace(name, f"gcs-n{index}")
         run("ip", "link", "del", BRIDGE, check=False)
+        for address in _unreachable():
+            self.reconnect(address)
         return found
 
 
@@ -74,9 +106,16 @@ def _namespaces() -> list[str]:
     return [name for name in names if name.startswith(NETNS_PREFIX)]
 
 
+def _unreachable() -> list[str]:
+    """The suite's addresses that a killed node's route still cuts off."""
+    routes = (line.split() for line in run("ip", "route", "show", "type", "unreachable").stdout.splitlines())
+    return [route[1] for route in routes if ipaddress.ip_network(route[1]).subnet_of(SUBNET)]
+
+
 def leftovers() -> list[str]:
     """What of the suite's network still exists (checked after teardown)."""
     found = [f"network namespace {name}" for name in _namespaces()]
+    found += [f"unreachable route to {address}" for address in _unreachable()]
     if run("ip", "link", "show", BRIDGE, check=False).returncode == 0:
         found.append(f"bridge {BRIDGE}")
     return found

@@ -17,6 +17,7 @@ from gpucluster.slurm.conf import max_node_count
 from tests.bootstrap_runs import example
 from tests.integration.cluster import SlurmCluster
 from tests.integration.host import HarnessError, require_free_port, wait_for
+from tests.integration.network import with_hosts
 from tests.integration.site_files import SLURMCTLD_PORT
 from tests.shell_harness import Node
 
@@ -54,7 +55,7 @@ def _controller(cluster: SlurmCluster, command: str, wait: int) -> subprocess.Po
     log = open(cluster.root / "log" / "slurmctld-locked.stdout", "ab")  # noqa: SIM115 - kept by Popen
     # Its own session: stopping it ends flock and the slurmctld it runs, like systemd's stop.
     return subprocess.Popen(
-        cluster.install.command(command.split()),
+        with_hosts(cluster.etc_hosts, cluster.install.command(command.split())),
         env=cluster.env,
         stdout=log,
         stderr=subprocess.STDOUT,
