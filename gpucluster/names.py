@@ -153,7 +153,7 @@ def bundle_object_key(asset_hash: str) -> str:
 def slurm_source_object_key(source_sha256: str) -> str:
     """The Slurm source's S3 key in the same bucket as the bundle: sha256 of the source's
     sha256 (the CDK's rule for a custom asset hash) and the last extension, as the CDK's
-    synthesizer names a file asset (gpucluster/infra/constructs/bootstrap_bundle.py checks
+    synthesizer names a file asset (constructs_lib/bootstrap_bundle.py checks
     it at synth)."""
     return hashlib.sha256(source_sha256.encode()).hexdigest() + ".gz"
 

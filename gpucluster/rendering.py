@@ -17,8 +17,9 @@ import jinja2
 from jinja2.bccache import Bucket
 
 from gpucluster import names
+from gpucluster.package_files import TEMPLATES
 
-TEMPLATE_ROOT = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATE_ROOT = TEMPLATES
 
 
 class _CompiledTemplates(jinja2.FileSystemBytecodeCache):

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from gpucluster.package_files import DATA
 
 PINNED_SLURM = "25.11.7"
 # Tag slurm-25-11-7-1 of SchedMD/slurm; the tarball is `git archive` of this commit.
@@ -11,6 +11,4 @@ PINNED_COMMIT = "f56e676bbd3e7cccbdd7c505c030c62bb983ebee"
 PINNED_SHA256 = "6c2d6cdc6615b850996c803aa3869546c0f584e0d5e640f9bcbc5a851199c6ad"
 # The one copy in the repository (its SHA256SUMS line is the pin): the suite builds it, and
 # the Cluster stack ships it as an asset for the head to build.
-SOURCE_TARBALL = (
-    Path(__file__).resolve().parents[1] / "tests" / "integration" / "vendor" / f"slurm-{PINNED_SLURM}.tar.gz"
-)
+SOURCE_TARBALL = DATA / f"slurm-{PINNED_SLURM}.tar.gz"

@@ -27,7 +27,7 @@ from tests.aws.stubs import aws as aws  # noqa: E402
 from tests.aws.stubs import moto_aws as moto_aws  # noqa: E402
 
 # pytester: the guard's own test (tests/test_long_tests.py) runs a pytest of its own.
-pytest_plugins = ["pytester", "tests.long_tests", "tests.xdist_scheduling"]
+pytest_plugins = ["pytester", "tests.long_tests", "tests.xdist_scheduling", "tests.eks_examples"]
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -37,7 +37,7 @@ def _orchestrator(path: Path) -> str:
 
 
 # The EC2 examples: what most suites check (head node, user data, Slurm files) exists only
-# there. The EKS examples have their own session fixture (tests/infra/eks).
+# there. The EKS examples have their own session fixture (tests/eks_examples.py).
 ALL_EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 EXAMPLES = [path for path in ALL_EXAMPLES if _orchestrator(path) == "ec2"]
 EKS_EXAMPLES = [path for path in ALL_EXAMPLES if _orchestrator(path) == "eks"]

@@ -7,6 +7,7 @@ Imports under `if TYPE_CHECKING:` count too: a type a module names is a dependen
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.catalog": 0,
     "gpucluster.cpu_topology": 0,
     "gpucluster.efa": 0,
+    # where the package keeps the files it ships (templates, data, the agents' sources)
+    "gpucluster.package_files": 0,
     "gpucluster.agents.cluster_names": 0,
     # the drain reasons gpucluster's checks set and node_repair reads
     "gpucluster.agents.health_reasons": 0,
@@ -78,8 +81,10 @@ LAYERS: dict[str, int] = {
     # the torchrun job the bundle carries, and the parallel-layout arithmetic
     "gpucluster.launch": 2,
     "gpucluster.plan": 2,
-    # CloudFormation: constructs, stacks, the app, and what reads its output
-    "gpucluster.infra": 3,
+    # CloudFormation: constructs, stacks (constructs_lib/ and stacks/ at the top of the
+    # repository, linked into the package), the app, and what reads its output
+    "gpucluster.constructs_lib": 3,
+    "gpucluster.stacks": 3,
     "gpucluster.synth": 3,
     "gpucluster.diff": 3,
     "gpucluster.scan": 3,
@@ -141,7 +146,15 @@ def _imported_layer(name: str) -> int:
 
 
 def source_files() -> list[Path]:
-    return sorted(path for top in SOURCES for path in (REPO / top).rglob("*.py"))
+    """Every module of the package, those of stacks/ and constructs_lib/ through the package's
+    links to them, so that each is named as it is imported."""
+    return sorted(
+        Path(folder) / name
+        for top in SOURCES
+        for folder, _, names in os.walk(REPO / top, followlinks=True)
+        for name in names
+        if name.endswith(".py")
+    )
 
 
 @pytest.mark.parametrize("path", source_files(), ids=lambda p: str(p.relative_to(REPO)))

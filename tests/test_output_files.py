@@ -134,7 +134,7 @@ def test_a_directory_that_cannot_hold_the_files_is_bad_input(tmp_path: Path) -> 
 def test_a_nag_refusal_still_writes_the_templates_and_names_the_report_in_place(
     tmp_path: Path, example_configs, monkeypatch
 ) -> None:
-    from gpucluster.infra.constructs import head_node
+    from gpucluster.constructs_lib import head_node
     from gpucluster.synth.app import synthesize
     from gpucluster.synth.nag import NagFindings
 

@@ -1,5 +1,5 @@
 """The accounting database's password as a Kubernetes Secret on EKS: the handler of a
-CloudFormation custom resource of the EKS stack (gpucluster/infra/eks/accounting_secret.py).
+CloudFormation custom resource of the EKS stack (constructs_lib/eks/accounting_secret.py).
 
 Slinky's Accounting resource runs slurmdbd with the password from a Kubernetes Secret, and
 CloudFormation cannot put a Secrets Manager value into a custom resource's properties, so the

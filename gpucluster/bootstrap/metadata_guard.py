@@ -19,7 +19,7 @@ uid outside its user namespace, so the rule rejects it as well; the launch templ
 of 1 keeps IMDS from containers with network namespaces of their own.
 
 IPv4 only: the launch templates leave IMDS's IPv6 endpoint (fd00:ec2::254) off, which
-tests/infra/stacks/test_metadata_access.py holds them to; turning it on needs an ip6tables rule
+tests/stacks/test_metadata_access.py holds them to; turning it on needs an ip6tables rule
 here first.
 """
 

@@ -73,7 +73,7 @@ def subnet_cidrs(vpc: ipaddress.IPv4Network) -> tuple[ipaddress.IPv4Network, ipa
     """(public, nodes) of a created VPC: a /+6 for the NAT gateway, half the VPC for the
     nodes, file systems and mount target (subnet_addresses counts what they take).
     Allocated as ec2.Vpc does: in order, each at the next free address aligned to its own
-    size. The network stack (gpucluster/infra/constructs/cluster_network.py) lays them out from here."""
+    size. The network stack (constructs_lib/cluster_network.py) lays them out from here."""
     allocated = []
     next_free = int(vpc.network_address)
     for prefix in (vpc.prefixlen + 6, vpc.prefixlen + 1):

@@ -3,7 +3,7 @@
 The head sits on a private subnet: only what routes into the VPC (its own subnets, a peered
 VPC, a VPN or Direct Connect) can reach it at all, and its REST security group admits nobody
 until `allow_cidrs` or `allow_security_groups` names someone. The cluster's own nodes always
-reach it (they trust each other fully, gpucluster.infra.constructs.cluster_security_groups).
+reach it (they trust each other fully, gpucluster.constructs_lib.cluster_security_groups).
 
 It needs no `accounting:`: slurmrestd serves the job, node and partition endpoints (`slurm/`)
 with slurmctld alone; with accounting on, the `slurmdb/` endpoints too.

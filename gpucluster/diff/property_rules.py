@@ -187,7 +187,7 @@ RULES: tuple[PropertyRule, ...] = (
         check=_storage_growth,
     ),
     # UpdateFileSystem FileSystemTypeVersion: "must be newer than the file system's current
-    # Lustre version". gpucluster writes the version (gpucluster/infra/constructs/fsx_lustre.py).
+    # Lustre version". gpucluster writes the version (constructs_lib/fsx_lustre.py).
     PropertyRule(
         FSX,
         "/properties/FileSystemTypeVersion",

@@ -13,7 +13,7 @@ empty tree (the root and the flat leaf) and the EC2 path's TopologyPlugin.
 
 Each compute node's annotation is computed by gpucluster.agents.node_annotations, for the EKS
 stack's topology writer (a scheduled function that patches the nodes every minute,
-gpucluster/infra/eks/topology_writer.py) and for `gpucluster topology annotations` (by hand).
+constructs_lib/eks/topology_writer.py) and for `gpucluster topology annotations` (by hand).
 """
 
 from __future__ import annotations

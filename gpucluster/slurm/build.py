@@ -1,6 +1,6 @@
 """The one Slurm release gpucluster runs: 25.11.7, built from pinned source with the
 features a GPU training cluster needs. Nodes and the real-Slurm suite build it with the
-same configure flags from the same bytes (tests/integration/vendor/, SHA256SUMS)."""
+same configure flags from the same bytes (gpucluster/data/, pinned in slurm_release)."""
 
 from __future__ import annotations
 

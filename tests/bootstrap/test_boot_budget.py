@@ -15,9 +15,9 @@ from gpucluster.bootstrap.bundle import bundle_files
 from gpucluster.config.loader import load_config
 from gpucluster.resolved import resolve
 from tests.conftest import resources_of
-from tests.infra.stacks.stack_templates import asg_for, stack
 from tests.shell_downloads import with_fixture_checksums
 from tests.shell_harness import ASG_NAME, INSTANCE_ID, Node
+from tests.stacks.stack_templates import asg_for, stack
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,9 +10,9 @@ import pytest
 from gpucluster import names
 from gpucluster.config.loader import load_config
 from tests.conftest import EXAMPLE_NAMES, REPO, resources_of
-from tests.infra.stacks.stack_templates import stack
 from tests.shell_downloads import with_fixture_checksums
 from tests.shell_harness import Node
+from tests.stacks.stack_templates import stack
 
 STACK_IDS = (
     "arn:aws:cloudformation:us-east-1:123456789012:stack/demo-storage/51af3dc0-da77-11e4-872e-1234567db123",

@@ -16,9 +16,9 @@ from gpucluster.config.loader import load_config
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 from gpucluster.slurm.conf import SlurmSite
 from tests.conftest import EXAMPLE_NAMES, REPO, resources_of
-from tests.infra.stacks.stack_templates import stack
 from tests.shell_downloads import fixture_bytes, with_fixture_checksums
 from tests.shell_harness import Node
+from tests.stacks.stack_templates import stack
 
 AGENT_DEB = Path(node_logs.CLOUDWATCH_AGENT.url).name
 

@@ -1,5 +1,5 @@
 """The vendored device plugin charts are their upstream files, unchanged, with their licence,
-at the versions gpucluster.infra.eks.versions records."""
+at the versions gpucluster.constructs_lib.eks.versions records."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import json
 import pytest
 import yaml
 
+from gpucluster.constructs_lib.eks.versions import EFA_DEVICE_PLUGIN, NVIDIA_DEVICE_PLUGIN
 from gpucluster.eks import device_plugins
-from gpucluster.infra.eks.cluster_software import EFA_CHART, NVIDIA_CHART
-from gpucluster.infra.eks.versions import EFA_DEVICE_PLUGIN, NVIDIA_DEVICE_PLUGIN
+from gpucluster.stacks.eks_software import EFA_CHART, NVIDIA_CHART
 
 # chart directory -> (its vendored root holding LICENSE and PROVENANCE, the upstream commit)
 VENDORED = {

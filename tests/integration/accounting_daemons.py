@@ -38,7 +38,7 @@ RESTD_USER = "nobody"
 RESTD_GROUP = "nogroup"
 START_TIMEOUT = 60
 # slurmdbd's settings as the cluster's RDS parameter group sets them (lock wait, packet size;
-# tests/infra/stacks/test_accounting_stacks.py checks they agree), a 64 MB log for slurmdbd's
+# tests/stacks/test_accounting_stacks.py checks they agree), a 64 MB log for slurmdbd's
 # check (RDS keeps its 128 MiB default); the buffer pool stays small on a shared test machine
 # (RDS's follows the instance's memory), so slurmdbd logs "Database settings not recommended
 # values: innodb_buffer_pool_size" here as it does on a db.t4g.small.

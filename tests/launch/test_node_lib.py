@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from gpucluster.launch import node_lib
+from tests.test_layers import source_files
 
-MODULES = sorted(node_lib.PACKAGE_ROOT.rglob("*.py"))
+# Every module of the package, those linked in from stacks/ and constructs_lib/ too.
+MODULES = source_files()
 
 
 def parsed_imports(source: str) -> set[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpucluster.infra.eks.versions import SYSTEM_INSTANCE_TYPE, SYSTEM_NODE_COUNT
+from gpucluster.constructs_lib.eks.versions import SYSTEM_INSTANCE_TYPE, SYSTEM_NODE_COUNT
 from tests.aws.preflight_aws import EXAMPLE, Aws, account_ready, aws, rows, run
 from tests.conftest import REPO
 

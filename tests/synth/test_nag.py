@@ -55,10 +55,10 @@ def test_without_nag_a_finding_does_not_stop_synth(tmp_path, example_configs):
 
 
 def test_the_checks_see_the_resources_the_constructs_build(tmp_path, example_configs, monkeypatch):
-    """gpucluster.infra.constructs builds core CfnResources, which no cdk-nag rule recognizes by class;
+    """gpucluster.constructs_lib builds core CfnResources, which no cdk-nag rule recognizes by class;
     the checks judge them as their L1s. Without the head node's acknowledgement its
     finding is back, named by the construct path of the synthesized app."""
-    from gpucluster.infra.constructs import head_node
+    from gpucluster.constructs_lib import head_node
 
     monkeypatch.setattr(head_node, "acknowledge", lambda *args, **kwargs: None)
     cfg = example_configs["default"]

@@ -108,7 +108,7 @@ def test_default_synth_leaves_cdk_nag_out_and_writes_the_same_templates(tmp_path
     run = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "cdk_nag loaded: False" in run.stdout
-    # gpucluster.infra.constructs.cfn builds every resource as a core CfnResource: a service module (aws_ssm,
+    # gpucluster.constructs_lib.cfn builds every resource as a core CfnResource: a service module (aws_ssm,
     # aws_ec2, ...) costs its Python import and Node require in every synth.
     assert "service modules: []" in run.stdout, run.stdout
     assert not (out / "validation-report.json").exists()

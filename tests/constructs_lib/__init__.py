@@ -1,0 +1,1 @@
+"""Tests of gpucluster.constructs_lib."""

@@ -1,0 +1,1 @@
+"""Tests of the EKS constructs (gpucluster.constructs_lib.eks), read from the synthesized EKS examples."""

@@ -1,1 +1,0 @@
-"""Tests of gpucluster.infra.stacks."""
