@@ -188,6 +188,15 @@ class AccountingConfig(StrictModel):
                 "set exactly one of database (the cluster creates one, e.g. database: {}) and external "
                 "(host:port of an existing slurmdbd)",
             )
+        if self.external is not None and self.munge_key_secret is None:
+            # slurmdbd accepts only credentials signed with its own munge key, and without a
+            # shared secret every node would get the key this cluster's Storage stack generates.
+            raise fail_at(
+                "munge_key_secret",
+                f"external slurmdbd {self.external} would refuse this cluster's generated munge key; "
+                "set munge_key_secret to the ARN of the secret every cluster sharing that slurmdbd "
+                "reads (README, Accounting: Several clusters, one history)",
+            )
         for field, names in (
             ("accounts", [account.name for account in self.accounts]),
             ("qos", [qos.name for qos in self.qos]),

@@ -19,6 +19,7 @@ from gpucluster.config.network import NetworkConfig
 from gpucluster.config.nodes import ComputeGroupConfig, HeadNodeConfig, LoginNodesConfig
 from gpucluster.config.orchestrator import Orchestrator
 from gpucluster.config.orchestrator import refusal as orchestrator_refusal
+from gpucluster.config.reservation_rules import shared_reservation_problem
 from gpucluster.config.rest_api import RestApiConfig
 from gpucluster.config.software import SoftwareConfig
 from gpucluster.config.storage import StorageConfig
@@ -132,6 +133,9 @@ class ClusterConfig(StrictModel):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise fail_at("compute_groups", f"group names must be unique; repeated: {', '.join(dupes)}")
+        shared = shared_reservation_problem(self.compute_groups)
+        if shared:
+            raise fail_at(*shared)
         fsx = self.storage.fsx_lustre
         if fsx is not None and fsx.efa:
             for group in self.compute_groups:

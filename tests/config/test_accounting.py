@@ -80,10 +80,13 @@ def test_a_team_setup_is_valid_and_resolved():
 
 
 def test_external_slurmdbd_creates_no_database():
-    accounting = resolve(parsed(with_accounting({"external": "dbd.shared.internal:7031"}))).accounting
+    shared = {"munge_key_secret": SHARED_MUNGE}
+    accounting = resolve(
+        parsed(with_accounting({"external": "dbd.shared.internal:7031", **shared}))
+    ).accounting
     assert accounting is not None and accounting.database is None
     assert (accounting.external_host, accounting.slurmdbd_port) == ("dbd.shared.internal", 7031)
-    default_port = resolve(parsed(with_accounting({"external": "10.0.3.7"}))).accounting
+    default_port = resolve(parsed(with_accounting({"external": "10.0.3.7", **shared}))).accounting
     assert default_port is not None and default_port.slurmdbd_port == 6819
 
 
@@ -129,6 +132,10 @@ REFUSED = {
     ),
     "external-not-host-port": (with_accounting({"external": "dbd:port"}), "accounting.external"),
     "external-port-zero": (with_accounting({"external": "dbd.internal:0"}), "accounting.external"),
+    "external-without-the-shared-munge-key": (
+        with_accounting({"external": "dbd.internal:6819"}),
+        "accounting.munge_key_secret",
+    ),
     "unknown-qos": (teams(account(0, qos=["long", "huge"])), "accounting.accounts.0.qos"),
     "default-qos-not-listed": (teams(account(0, default_qos="normal")), "accounting.accounts.0.default_qos"),
     "user-twice-in-one-account": (teams(account(1, users=["carol", "carol"])), "accounting.accounts.1.users"),
@@ -240,4 +247,5 @@ def test_the_wrong_region_is_named_with_how_to_fix_it():
 
 
 def test_a_cluster_name_with_two_hyphens_is_fine_without_a_database():
-    assert problems(with_accounting({"external": "dbd:6819"}, name="a--b")) == []
+    external = {"external": "dbd:6819", "munge_key_secret": SHARED_MUNGE}
+    assert problems(with_accounting(external, name="a--b")) == []

@@ -237,3 +237,51 @@ def test_clock_comes_from_gpucluster_now(monkeypatch):
     data = copy.deepcopy(DEFAULT)
     with pytest.raises(BadInput, match="ended"):
         parse_config(yaml.safe_dump(data), "c.yaml")
+
+
+BLOCK_EXAMPLE = yaml.safe_load((REPO / "examples" / "p5en-capacity-block.yaml").read_text())
+
+
+def shared_block_problems(change) -> list[str]:
+    """Problems of the Capacity Block example with a second group on the first one's block,
+    after `change(second_group)`."""
+    data = copy.deepcopy(BLOCK_EXAMPLE)
+    second = {**copy.deepcopy(data["compute_groups"][0]), "name": "more", "count": 2}
+    change(second)
+    data["compute_groups"].append(second)
+    try:
+        parse_config(yaml.safe_dump(data), "c.yaml")
+    except BadInput as exc:
+        return exc.problems
+    return []
+
+
+def test_two_groups_may_split_one_block_described_alike():
+    assert shared_block_problems(lambda group: None) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "differs"),
+    [
+        (
+            lambda g: g.update(instance_type="p5.48xlarge"),
+            "instance type (p5.48xlarge here, p5en.48xlarge there)",
+        ),
+        (
+            lambda g: g["capacity"].update(end="2027-06-10T11:30:00Z"),
+            "end (2027-06-10T11:30Z here, 2027-06-17T11:30Z there)",
+        ),
+        (
+            lambda g: g.update(capacity={"type": "odcr", "reservation_id": g["capacity"]["reservation_id"]}),
+            "capacity type (odcr here, capacity-block there), start (none here, 2027-06-03T11:30Z there)",
+        ),
+    ],
+    ids=["instance-type", "window", "capacity-type"],
+)
+def test_a_reservation_two_groups_describe_otherwise_is_refused(change, differs):
+    [problem] = shared_block_problems(change)
+    assert problem.startswith(
+        "compute_groups.1.capacity.reservation_id: cr-0f1e2d3c4b5a69788 is group h200's"
+    )
+    assert f"differ in {differs}" in problem
+    assert problem.endswith("or give this group its own reservation")

@@ -11,6 +11,7 @@ import yaml
 
 from gpucluster.resolved.accounting import DATABASE_ENGINE, DATABASE_ENGINE_VERSION
 from tests.aws.preflight_aws import EXAMPLE, REGION, Aws, account_ready, aws, rows, run
+from tests.config.test_accounting import SHARED_MUNGE
 
 __all__ = ["aws"]  # the fixture, imported to replace the StubbedAws one of conftest
 
@@ -136,7 +137,7 @@ def test_listed_subnets_in_two_zones_pass(aws: Aws, tmp_path: Path) -> None:
 
 def test_an_external_slurmdbd_needs_nothing_of_rds(aws: Aws, tmp_path: Path) -> None:
     ready(aws)
-    result = run(config(tmp_path, {"external": "dbd.shared.internal:6819"}))
+    result = run(config(tmp_path, {"external": "dbd.shared.internal:6819", "munge_key_secret": SHARED_MUNGE}))
     assert result.exit_code == 0, result.output
     row = " ".join(rows(result.stdout)["accounting database"].split())
     assert row.startswith("pass") and "dbd.shared.internal:6819" in row

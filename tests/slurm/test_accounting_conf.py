@@ -17,6 +17,7 @@ from gpucluster.slurm.accounting import (
     accounts_state,
 )
 from gpucluster.slurm.conf import SlurmSite
+from tests.config.test_accounting import SHARED_MUNGE
 from tests.conftest import REPO
 from tests.slurm.conf_text import settings, single
 
@@ -161,7 +162,14 @@ def test_the_configs_accounting_maps_to_the_files_and_the_agents_state():
 
 
 def test_an_external_slurmdbd_is_where_records_go(example):
-    raw = {**example.model_dump(mode="json"), "accounting": {"external": "dbd.shared.example:7031"}}
+    raw = {
+        **example.model_dump(mode="json"),
+        "accounting": {
+            "external": "dbd.shared.example:7031",
+            # The secret lies in the cluster's region (validate refuses another).
+            "munge_key_secret": SHARED_MUNGE.replace("us-east-2", example.region),
+        },
+    }
     resolved = resolve(ClusterConfig.model_validate(raw))
     assert accounting_settings(resolved) == AccountingSettings(
         dbd_host="dbd.shared.example", dbd_port=7031, rest_api=example.rest_api is not None

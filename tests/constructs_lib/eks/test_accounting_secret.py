@@ -25,6 +25,7 @@ from gpucluster.eks import manifests
 from gpucluster.eks.storage import placeholder_facts
 from gpucluster.resolved import resolve
 from gpucluster.synth.app import build_app
+from tests.config.test_accounting import SHARED_MUNGE
 from tests.conftest import resources_of
 from tests.constructs_lib.eks.test_block_scaler import logical_of, of_construct
 from tests.eks_examples import eks_example_data, with_database
@@ -189,7 +190,7 @@ def test_without_a_database_nothing_is_added(eks_template, tmp_path):
     """The example has no accounting; an external slurmdbd needs no password here either."""
 
     def external(data):
-        data["accounting"] = {"external": "slurmdbd.example.internal:6819"}
+        data["accounting"] = {"external": "slurmdbd.example.internal:6819", "munge_key_secret": SHARED_MUNGE}
 
     cfg = parse_config(yaml.safe_dump(eks_example_data(external)), "c.yaml")
     external_eks = build_app(cfg, outdir=str(tmp_path)).synth().get_stack_by_name(f"{cfg.name}-eks").template
