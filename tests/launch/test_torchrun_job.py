@@ -312,3 +312,19 @@ def test_a_limit_inside_the_warning_is_refused_before_anything_starts(tmp_path: 
         in (result.stdout)
     )
     assert not list(marks.iterdir())
+
+
+def test_readmes_first_run_names_the_default_examples_job_and_its_output() -> None:
+    """README's "Your first training run" is pasted as is on a cluster of examples/default.yaml:
+    the job file it submits is one the login nodes hold, and the file it tails is the one the
+    job writes (`--output=%x-%j.out`, %x the job name)."""
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("### Your first training run", 1)[1].split("\n### ", 1)[0]
+    [jobs_dir] = re.findall(r"^ +cd ~ && J=(\S+)", section, flags=re.MULTILINE)
+    [tailed] = re.findall(r"tail -f (\S+)-<job id>\.out", section)
+    cfg = load_config(REPO / "examples" / "default.yaml")
+    bundle = bundle_files(resolve(cfg))
+    assert f"files/login{jobs_dir}/{JOB}.sbatch" in bundle, f"README's J={jobs_dir} is no group's jobs"
+    script = torchrun_of(cfg, cfg.compute_groups[0])
+    assert directives(script)["output"] == "%x-%j.out"
+    assert directives(script)["job-name"] == tailed
