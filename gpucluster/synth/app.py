@@ -26,6 +26,7 @@ from gpucluster.output_files import replacing
 from gpucluster.resolved import ResolvedCluster, resolve
 from gpucluster.synth.cdk_runtime import cdk_context, new_app, use_wheel_node
 from gpucluster.synth.runtime_problems import cdk_runtime
+from gpucluster.synth.tag_limit import refuse_tag_overflow
 
 if TYPE_CHECKING:  # imported lazily at run time: loading aws_cdk costs about a second
     import aws_cdk as cdk
@@ -84,13 +85,15 @@ def _build_app(
     return app
 
 
-def synth_app(app: cdk.App, *, nag: bool) -> Path:
-    """Synthesize `app`; the cloud assembly's directory. `nag=True` runs cdk-nag's
+def synth_app(app: cdk.App, *, nag: bool, source: str | Path = "<config>") -> Path:
+    """Synthesize `app`; the cloud assembly's directory. A resource with more tags than AWS
+    allows is bad input in `source`, the config file. `nag=True` runs cdk-nag's
     AwsSolutions checks over the templates (gpucluster.synth.nag), which raise NagFindings
     on an unacknowledged finding. They never change a template, and they cost more than
     the synth, so only what deploys (`cdk synth|deploy`), `gpucluster synth --nag`, CI and
     the test suite run them."""
     directory = Path(app.synth().directory)
+    refuse_tag_overflow(directory, source)
     if nag:
         from gpucluster.synth.nag import check
 
@@ -155,8 +158,8 @@ def _add_stacks(app: cdk.App, resolved: ResolvedCluster, node_files: NodeFiles) 
     ).add_stack_dependency(storage, "the FSx alarm reads the file system id the Storage stack publishes")
 
 
-def app_from_context() -> cdk.App:
-    """The app `cdk synth -c config=PATH` runs (app.py)."""
+def app_from_context() -> tuple[cdk.App, Path]:
+    """The app `cdk synth -c config=PATH` runs (app.py), and PATH."""
     use_wheel_node()
     import aws_cdk as cdk
 
@@ -166,7 +169,7 @@ def app_from_context() -> cdk.App:
     # the environment; a bare App reads them, and build_app's App does too.
     context = cdk.App().node.get_all_context()
     path = config_path(context, cdk_context())
-    return build_app(load_config(path), source=path)
+    return build_app(load_config(path), source=path), path
 
 
 def cdk_app_main() -> None:
@@ -178,7 +181,8 @@ def cdk_app_main() -> None:
     try:
         # The CDK CLI names the cloud assembly's directory (its --output) in CDK_OUTDIR.
         with cdk_runtime(os.environ.get("CDK_OUTDIR", "cdk.out")):
-            synth_app(app_from_context(), nag=True)
+            app, path = app_from_context()
+            synth_app(app, nag=True, source=path)
     except BadInput as exc:
         raise SystemExit(report(exc)) from None
     except EnvironmentProblem as exc:
@@ -208,7 +212,7 @@ def synthesize(
         resolved, node_files = rendered(cfg, source)
         app = _build_app(resolved, node_files, str(output.staging), cdk_context())
         try:
-            synth_app(app, nag=nag)
+            synth_app(app, nag=nag, source=source)
         except NagFindings:
             refused = True  # the templates and cdk-nag's report are written all the same
         if cfg.orchestrator == "eks":
