@@ -26,6 +26,8 @@ LAYERS: dict[str, int] = {
     # an environment problem (exit 1) and plain wording of a parser's messages
     "gpucluster.env_problem": 0,
     "gpucluster.plain_messages": 0,
+    # the one reader of JSON a person hands gpucluster (depth and syntax refused as one line)
+    "gpucluster.json_input": 0,
     # command lines printed for a person to paste into a shell: every word quoted
     "gpucluster.command_lines": 0,
     "gpucluster.catalog": 0,

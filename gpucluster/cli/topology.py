@@ -3,7 +3,6 @@ topology annotations`: the node annotations that place the same instances on EKS
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,6 +14,7 @@ from gpucluster.bad_input import BadInput
 from gpucluster.cli.root import out, verb_group, warn_each
 from gpucluster.cli.runner import VerbCommand
 from gpucluster.command_lines import print_commands
+from gpucluster.json_input import JsonProblem, parse_json
 
 topology_app = verb_group("topology", "Slurm's network topology from EC2 DescribeInstanceTopology.")
 
@@ -33,9 +33,9 @@ def _read_json(path: Path, fix: str) -> Any:
     except OSError as err:
         raise BadInput(path, "(file)", f"cannot be read ({err.strerror})", fix) from err
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise BadInput(path, f"line {err.lineno}", f"not JSON ({err.msg})", fix) from err
+        return parse_json(text)
+    except JsonProblem as err:
+        raise BadInput(path, "(file)" if err.line is None else f"line {err.line}", err.what, fix) from None
 
 
 def _names(path: Path) -> dict[str, str]:

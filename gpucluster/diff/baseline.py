@@ -3,13 +3,13 @@ or snapshot directory, of the same cluster as the config."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from gpucluster.bad_input import BadInput
 from gpucluster.diff.template_values import Template
+from gpucluster.json_input import JsonProblem, parse_json
 from gpucluster.names import CLUSTER_TAG, STACK_ROLES
 
 TEMPLATE_SUFFIX = ".template.json"
@@ -31,11 +31,11 @@ def load_templates(directory: str | Path) -> dict[str, Template]:
     templates: dict[str, Template] = {}
     for path in files:
         try:
-            templates[path.name[: -len(TEMPLATE_SUFFIX)]] = json.loads(path.read_text("utf-8"))
-        except json.JSONDecodeError as exc:
+            templates[path.name[: -len(TEMPLATE_SUFFIX)]] = parse_json(path.read_text("utf-8"))
+        except JsonProblem as exc:
+            where = "" if exc.line is None else f", line {exc.line}"
             raise BaselineError(
-                f"{path}: not valid JSON ({exc.msg}, line {exc.lineno}); "
-                "regenerate the baseline with `gpucluster synth`"
+                f"{path}: {exc.what}{where}; regenerate the baseline with `gpucluster synth`"
             ) from None
     return templates
 

@@ -16,6 +16,8 @@ from typing import Any
 from gpucluster.bad_input import BadInput
 from gpucluster.gate import collectives
 from gpucluster.gate.model import Count, Measure, NcclRun, Origin, SizeRow, Summary, Sweep, Versions
+from gpucluster.json_input import JsonProblem
+from gpucluster.json_input import parse_json as read_json
 
 _FIX = "pass the file nccl-tests wrote with -J, unchanged"
 
@@ -95,13 +97,9 @@ def _collective(args: object) -> str | None:
 def parse_json(source: str, text: str) -> NcclRun:
     reader = _Reader(source)
     try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadInput(source, f"line {exc.lineno}", f"is not valid JSON ({exc.msg})", _FIX) from None
-    except ValueError as exc:  # an integer past Python's digit limit
-        raise reader.fail("line 1", f"is not nccl-tests JSON ({exc})") from None
-    except RecursionError:
-        raise reader.fail("line 1", "nests too deeply to be nccl-tests JSON") from None
+        raw = read_json(text)
+    except JsonProblem as exc:
+        raise BadInput(source, f"line {exc.line or 1}", f"is {exc.what}", _FIX) from None
     top = reader.mapping(raw, "(top level)")
     if "results" not in top:
         raise reader.fail("results", "is missing: this is not an nccl-tests -J file")

@@ -12,7 +12,6 @@ the output, a few hundred nodes' rows; a longer report is refused with a clear l
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +24,8 @@ from gpucluster.aws.instances import running_instances
 from gpucluster.command_lines import command_line
 from gpucluster.config import ClusterConfig
 from gpucluster.env_problem import EnvironmentProblem
+from gpucluster.json_input import JsonProblem, parse_json
+from gpucluster.nodes.report_shape import HeadReport, read_report
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 
 DOCUMENT = "AWS-RunShellScript"
@@ -42,7 +43,7 @@ OUTPUT_LIMIT = 24_000
 @dataclass(frozen=True)
 class HeadAnswer:
     head_instance_id: str
-    report: dict[str, Any]
+    report: HeadReport
 
 
 def find_head(clients: Clients, cfg: ClusterConfig) -> str:
@@ -112,12 +113,12 @@ def run_report(
     )
 
 
-def _parse(answer: dict[str, Any], subject: str, lookup: str) -> dict[str, Any]:
+def _parse(answer: dict[str, Any], subject: str, lookup: str) -> HeadReport:
     """`lookup`: the command that shows the invocation, for a failure's fix."""
     output = str(answer.get("StandardOutputContent", ""))
     try:
-        report = json.loads(output)
-    except json.JSONDecodeError:
+        report = parse_json(output)
+    except JsonProblem:
         report = None
     if isinstance(report, dict) and "error" in report:
         raise EnvironmentProblem(
@@ -137,4 +138,4 @@ def _parse(answer: dict[str, Any], subject: str, lookup: str) -> dict[str, Any]:
         raise EnvironmentProblem(
             subject, f"the node report ended {answer['Status']}: {said or 'no output'}", fix
         )
-    return report
+    return read_report(report, subject)

@@ -4,10 +4,10 @@ each group, the alert if the bound tripped, and the exit code (1 when a node is 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from gpucluster.command_lines import command_line
 from gpucluster.nodes.head_report import REPAIR_SCRIPT
+from gpucluster.nodes.report_shape import HeadReport
 from gpucluster.tables import CliTable, table
 
 COLUMNS = ("node", "group", "state", "reason", "instance", "replaced")
@@ -26,36 +26,33 @@ class NodesView:
         return 1 if self.out_of_service else 0
 
 
-def view(report: dict[str, Any], cluster: str) -> NodesView:
-    replaced = {r["instance_id"]: r for r in report.get("replacements", [])}
+def view(report: HeadReport, cluster: str) -> NodesView:
+    replaced = {r.instance_id: r for r in report.replacements}
     rows, down = [], 0
-    for node in sorted(report.get("nodes", []), key=lambda n: (n["group"], n["name"])):
-        states = set(node["state"].split("+"))
+    for node in sorted(report.nodes, key=lambda n: (n.group, n.name)):
+        states = set(node.state.split("+"))
         down += bool(states & OUT_OF_SERVICE)
-        done = replaced.get(node["instance_id"])
+        done = replaced.get(node.instance_id)
         rows.append(
             (
-                node["name"],
-                node["group"],
-                node["state"],
-                node["reason"] or "-",
-                node["instance_id"],
-                done["at"] if done else "-",
+                node.name,
+                node.group,
+                node.state,
+                node.reason or "-",
+                node.instance_id,
+                done.at if done else "-",
             )
         )
     notes = []
-    last: dict[str, dict[str, Any]] = {}
-    for replacement in report.get("replacements", []):
-        last[replacement["group"]] = replacement
+    last = {replacement.group: replacement for replacement in report.replacements}
     for group, replacement in sorted(last.items()):
         notes.append(
-            f"group {group}: last replacement {replacement['node']} at {replacement['at']} "
-            f"({replacement['reason']})"
+            f"group {group}: last replacement {replacement.node} at {replacement.at} ({replacement.reason})"
         )
-    tripped = report.get("tripped")
+    tripped = report.tripped
     if tripped:
         notes.append(
-            f"ALERT replacement stopped since {tripped['at']}: {tripped['why']}; fix the cause, then "
+            f"ALERT replacement stopped since {tripped.at}: {tripped.why}; fix the cause, then "
             f"clear it on the head node: {command_line('sudo', 'python3', REPAIR_SCRIPT, '--clear-alert')}"
         )
     title = f"{cluster}: {len(rows)} compute nodes, {down} drained or down"

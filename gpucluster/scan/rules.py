@@ -9,7 +9,6 @@ Findings name the file, line and kind, never the secret itself. Which files are 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter
@@ -19,6 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from gpucluster.json_input import JsonProblem, parse_json
 from gpucluster.munge_key import MUNGE_KEY_LENGTH
 
 
@@ -266,8 +266,8 @@ def scan_template(name: str, text: str, template: dict[str, Any]) -> list[Findin
 def cloudformation(text: str) -> dict[str, Any] | None:
     """The template `text` holds, or None when it is not a CloudFormation template."""
     try:
-        document = json.loads(text)
-    except ValueError:
+        document = parse_json(text)
+    except JsonProblem:
         return None
     return document if isinstance(document, dict) and "Resources" in document else None
 

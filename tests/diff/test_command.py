@@ -39,7 +39,7 @@ def test_load_templates_explains_a_wrong_directory(tmp_path):
     with pytest.raises(BaselineError, match="not a directory"):
         load_templates(tmp_path / "missing")
     (tmp_path / "broken.template.json").write_text("{")
-    with pytest.raises(BaselineError, match="not valid JSON"):
+    with pytest.raises(BaselineError, match="not JSON"):
         load_templates(tmp_path)
 
 

@@ -229,3 +229,27 @@ def test_the_invocation_lookup_piped_to_sh_asks_for_that_invocation(aws, tmp_pat
             REGION,
         ]
     ]
+
+
+@pytest.mark.parametrize(
+    ("shape", "said"),
+    [
+        (
+            {"nodes": [{"name": "gpu-1", "group": "gpu"}], "replacements": []},
+            "nodes.0.instance_id: Field required",
+        ),
+        ({"nodes": "gpu-1", "replacements": []}, "nodes: Input should be a valid list"),
+        ({"nodes": [], "tripped": {"at": "2026-12-01T00:00:00+00:00"}}, "tripped.why: Field required"),
+    ],
+    ids=["a-field-missing", "nodes-not-a-list", "an-alert-without-its-reason"],
+)
+def test_a_report_of_another_shape_is_one_line_naming_the_bundle(aws, shape, said):
+    head_is(aws, HEAD)
+    report_is(aws, json.dumps(shape))
+    result = run(CONFIG)
+    assert result.exit_code == 1, result.output
+    (line,) = errors(result.output)
+    assert line.startswith(
+        f"error head node {HEAD} (us-east-2): the head's node report has another shape ({said}"
+    )
+    assert "Traceback" not in result.output
