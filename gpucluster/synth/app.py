@@ -2,7 +2,7 @@
 
 One way through: the config is resolved once (gpucluster.resolved), the node files are
 rendered from that (gpucluster.bootstrap), and the stacks are built from both
-(gpucluster.infra). `cdk synth` (through app.py) and `gpucluster synth` both call
+(gpucluster.stacks). `cdk synth` (through app.py) and `gpucluster synth` both call
 `build_app`, with the same context from cdk.json, so they write the same templates.
 """
 
