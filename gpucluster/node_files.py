@@ -1,5 +1,6 @@
 """The seam between the node-file renderer (gpucluster.bootstrap) and the infrastructure
-(gpucluster.stacks and gpucluster.constructs_lib): what the first hands the second, so neither imports the other.
+(gpucluster.stacks, gpucluster.constructs_lib): what the first hands the second, so neither
+imports the other.
 
 The bundle's URL is a CDK token known only while the stacks are built, after the node
 files are rendered: the user data and the bundle's SSM pointer carry BUNDLE_URL_SLOT in
