@@ -48,8 +48,8 @@ class ClusterStack(cdk.Stack):
         **kwargs: Any,  # cdk.StackProps keywords (env, description, ...)
     ) -> None:
         super().__init__(scope, id, **kwargs)
-        cfg, named = resolved.config, resolved.names
-        image_id = node_image_id(self, cfg.image.ami_id, cfg.image.ssm_parameter)
+        named = resolved.names
+        image_id = node_image_id(self, resolved.image.ami_id, resolved.image.ssm_parameter)
         bundle = BootstrapBundle(
             self,
             "Bootstrap",
@@ -79,8 +79,8 @@ class ClusterStack(cdk.Stack):
             "Roles",
             NodeRolesProps(
                 cluster=resolved.name,
-                region=cfg.region,
-                account=cfg.account,
+                region=resolved.region,
+                account=resolved.account,
                 parameter_prefix=named.parameter_prefix,
                 munge_secret_name_pattern=named.munge_secret_name_pattern,
                 munge_secret_arn=resolved.accounting.munge_key_secret_arn if resolved.accounting else None,
@@ -135,7 +135,7 @@ class ClusterStack(cdk.Stack):
             description="AMI id and kernel the head node booted; gpucluster ami pin --kernel-from-cluster",
         )
         bundle_pointer.node.add_dependency(head_image)
-        head_node = cfg.head_node
+        head_node = resolved.head_node
         head = HeadNode(
             self,
             names.HEAD_NODE_ID,
@@ -150,7 +150,7 @@ class ClusterStack(cdk.Stack):
             "Dns",
             ClusterDnsProps(
                 cluster=resolved.name,
-                region=cfg.region,
+                region=resolved.region,
                 zone_name=named.private_zone,
                 controller_host=named.controller_host,
                 slurmctld_port=node_files.slurmctld_port,
@@ -158,7 +158,7 @@ class ClusterStack(cdk.Stack):
                 head_node_private_ip=head.instance.att("PrivateIp"),
             ),
         )
-        login = cfg.login_nodes
+        login = resolved.login_nodes
         if node_files.login_user_data is not None:
             user_data = with_bundle_url(node_files.login_user_data, bundle.url)
             node = service_node("login", login.instance_type, login.root_volume_gib, user_data)
@@ -168,8 +168,8 @@ class ClusterStack(cdk.Stack):
                     self,
                     "UserSessions",
                     UserSessionsProps(
-                        region=cfg.region,
-                        account=cfg.account,
+                        region=resolved.region,
+                        account=resolved.account,
                         document_name=named.session_document,
                         policy_name=named.people_policy,
                         # The tags the login nodes' template gives them, less the user's own.
@@ -187,11 +187,11 @@ class ClusterStack(cdk.Stack):
                     cluster_tags=resolved.tags,
                     group=group.name,
                     instance_type=group.instance.name,
-                    count=group.config.count,
-                    capacity_type=group.config.capacity.type,
+                    count=group.count,
+                    capacity_type=group.capacity_type,
                     reservation_id=group.reservation_id,
                     interfaces=group.interfaces,
-                    root_volume_gib=group.config.root_volume_gib,
+                    root_volume_gib=group.root_volume_gib,
                     facts_parameter=group.parameter,
                     launch_hook_timeout_seconds=node_files.launch_hook_timeout_seconds,
                     image_id=image_id,
@@ -199,7 +199,7 @@ class ClusterStack(cdk.Stack):
                     instance_profile_arn=roles.instance_profiles["compute"].att("Arn"),
                     security_group_ids=[nodes_security_group_id, efa_security_group_id],
                     user_data=with_bundle_url(node_files.compute_user_data[group.name], bundle.url),
-                    creates_placement_group=group.config.creates_placement_group,
-                    existing_placement_group=group.config.existing_placement_group,
+                    creates_placement_group=group.creates_placement_group,
+                    existing_placement_group=group.existing_placement_group,
                 ),
             )

@@ -72,7 +72,7 @@ def install_cluster_software(stack: EksStack, resolved: ResolvedCluster) -> None
     )
     # The chart's Certificate and Issuer are cert-manager kinds, refused until it runs.
     operator.node.add_dependency(stack.add_ons[CERT_MANAGER])
-    facts = stack.fsx_facts() if resolved.config.storage.fsx_lustre else storage.placeholder_facts(resolved)
+    facts = stack.fsx_facts() if resolved.fsx_lustre else storage.placeholder_facts(resolved)
     objects = stack.add_manifest("SlurmObjects", manifests.objects(resolved, facts))
     # The topology writer's ClusterRole and binding are among these objects: until they exist
     # every run is refused (HTTP 403), and on teardown they must outlive the function.

@@ -84,7 +84,6 @@ class EksStack(cdk.Stack):
         super().__init__(scope, id, **kwargs)
         self._resolved = resolved
         self._fsx: FsxFacts | None = None
-        cfg = resolved.config
         zone = resolved.network.availability_zone
         vpc = ec2.Vpc.from_vpc_attributes(self, "Vpc", vpc_id=vpc_id, availability_zones=[zone])
         node_subnet = ec2.Subnet.from_subnet_attributes(
@@ -100,7 +99,7 @@ class EksStack(cdk.Stack):
         self.cluster = eks.Cluster(
             self,
             "Cluster",
-            cluster_name=cfg.name,
+            cluster_name=resolved.name,
             version=eks.KubernetesVersion.of(KUBERNETES_VERSION),
             default_capacity=0,
             default_capacity_type=eks.DefaultCapacityType.NODEGROUP,
@@ -131,7 +130,8 @@ class EksStack(cdk.Stack):
             "NodeRole",
             assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"),
             managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(p) for p in NODE_POLICIES],
-            description=f"gpucluster {cfg.name}: EKS nodes (join the cluster, pull images, pod networking)",
+            description=f"gpucluster {resolved.name}: EKS nodes "
+            "(join the cluster, pull images, pod networking)",
         )
         acknowledge(
             self.node_role,
@@ -152,11 +152,11 @@ class EksStack(cdk.Stack):
                     cluster_tags=resolved.tags,
                     group=group.name,
                     instance_type=group.instance.name,
-                    count=group.config.count,
-                    capacity_type=group.config.capacity.type,
+                    count=group.count,
+                    capacity_type=group.capacity_type,
                     reservation_id=group.reservation_id,
                     interfaces=group.interfaces,
-                    root_volume_gib=group.config.root_volume_gib,
+                    root_volume_gib=group.root_volume_gib,
                     security_group_ids=[cluster_group, nodes_security_group_id, efa_security_group_id],
                     subnet=node_subnet,
                     node_role=self.node_role,
@@ -236,7 +236,6 @@ class EksStack(cdk.Stack):
     def _system_group(
         self, cluster: eks.ICluster, subnet: ec2.ISubnet, security_group_ids: list[str]
     ) -> None:
-        cfg = self._resolved.config
         launch = NodeLaunch(
             image_id=None,
             instance_type=SYSTEM_INSTANCE_TYPE,
@@ -255,7 +254,7 @@ class EksStack(cdk.Stack):
             self,
             "SystemNodeGroup",
             cluster=cluster,
-            nodegroup_name=f"{cfg.name}-system",
+            nodegroup_name=f"{self._resolved.name}-system",
             ami_type=eks.NodegroupAmiType.AL2023_X86_64_STANDARD,
             capacity_type=eks.CapacityType.ON_DEMAND,
             launch_template_spec=eks.LaunchTemplateSpec(
@@ -306,11 +305,11 @@ def add_block_scaler(
     """The scaler for the Capacity Block groups among `groups`; None when there is none."""
     blocks = [
         (
-            BlockNodeGroup(group.name, _name(node_group), group.config.count, group.reservation_id),
+            BlockNodeGroup(group.name, _name(node_group), group.count, group.reservation_id),
             node_group,
         )
         for group, node_group in groups
-        if group.config.capacity.type == CAPACITY_BLOCK and group.reservation_id is not None
+        if group.capacity_type == CAPACITY_BLOCK and group.reservation_id is not None
     ]
     if not blocks:
         return None

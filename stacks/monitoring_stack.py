@@ -23,9 +23,8 @@ from gpucluster.resolved import ResolvedCluster
 class MonitoringStack(cdk.Stack):
     def __init__(self, scope: Construct, id: str, *, resolved: ResolvedCluster, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)
-        cfg = resolved.config
-        monitoring = cfg.monitoring
-        fsx = cfg.storage.fsx_lustre
+        monitoring = resolved.monitoring
+        fsx = resolved.fsx_lustre
         fsx_id = None
         if fsx is not None:
             fsx_id = cdk.CfnParameter(
@@ -35,24 +34,22 @@ class MonitoringStack(cdk.Stack):
                 default=resolved.names.storage_parameters["fsx_id"],
                 description="SSM parameter holding the FSx for Lustre file system id (the Storage stack's)",
             ).value_as_string
-        blocks = tuple(
-            group.name for group in resolved.groups if group.config.capacity.type == "capacity-block"
-        )
-        namespace = metric_names.namespace(cfg.name)
+        blocks = tuple(group.name for group in resolved.groups if group.capacity_type == "capacity-block")
+        namespace = metric_names.namespace(resolved.name)
         ClusterDashboard(
             self,
             "Dashboard",
             ClusterDashboardProps(
                 # With the region, like the role names: clusters of one name in two regions never share it.
-                name=f"gpucluster-{cfg.name}-{cfg.region}",
-                inputs=DashboardInputs(namespace, cfg.region, blocks, fsx_id),
+                name=f"gpucluster-{resolved.name}-{resolved.region}",
+                inputs=DashboardInputs(namespace, resolved.region, blocks, fsx_id),
             ),
         )
         ClusterAlarms(
             self,
             "Alarms",
             ClusterAlarmsProps(
-                cluster=cfg.name,
+                cluster=resolved.name,
                 namespace=namespace,
                 alarm_email=monitoring.alarm_email,
                 node_unavailable_minutes=monitoring.node_unavailable_minutes,

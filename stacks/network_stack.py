@@ -32,7 +32,7 @@ class NetworkStack(cdk.Stack):
                 database_subnets=network.database_subnets,
             ),
         )
-        fsx = resolved.config.storage.fsx_lustre
+        fsx = resolved.fsx_lustre
         database = resolved.accounting.database if resolved.accounting is not None else None
         self.security_groups = ClusterSecurityGroups(
             self,

@@ -43,7 +43,7 @@ class StorageStack(cdk.Stack):
         # Pinned so a refactor of construct paths can never replace the data.
         self.home.file_system.override_logical_id("HomeFileSystem")
         facts = {"efs_id": self.home.file_system.ref_token}
-        fsx = resolved.config.storage.fsx_lustre
+        fsx = resolved.fsx_lustre
         if fsx is not None:
             self.fsx = FsxLustre(
                 self,
@@ -107,9 +107,9 @@ class StorageStack(cdk.Stack):
                     engine=database.engine,
                     engine_version=database.engine_version,
                     parameter_family=database.parameter_family,
-                    instance_class=database.config.instance_class,
-                    storage_gib=database.config.storage_gib,
-                    backup_retention_days=database.config.backup_retention_days,
+                    instance_class=database.instance_class,
+                    storage_gib=database.storage_gib,
+                    backup_retention_days=database.backup_retention_days,
                     availability_zone=database.availability_zone,
                     subnet_ids=database_subnet_ids,
                     security_group_id=database_security_group_id,

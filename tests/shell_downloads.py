@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from gpucluster.bootstrap.container_runtime import enroot_downloads
 from gpucluster.config import ClusterConfig, SoftwareConfig
+from gpucluster.resolved import resolve
 from gpucluster.slurm.build import PAM_MODULE, PAM_MODULE_DIR, NodeBuild
 from gpucluster.slurm_release import PINNED_SLURM
 
@@ -79,7 +80,7 @@ def slurm_package_fixture(build: NodeBuild) -> bytes:
 
 def with_fixture_checksums(cfg: ClusterConfig) -> ClusterConfig:
     """The config with software checksums of the harness's download fixtures."""
-    downloads = enroot_downloads(cfg)
+    downloads = enroot_downloads(resolve(cfg))
 
     def digest(data: bytes) -> str:
         return hashlib.sha256(data).hexdigest()

@@ -199,8 +199,9 @@ class Node:
                 (self.allowed / tool).symlink_to(real)
 
     def _write_fixtures(self) -> None:
-        downloads = enroot_downloads(self.cfg)
-        pyxis = pyxis_download(self.cfg)
+        resolved = resolve(self.cfg)
+        downloads = enroot_downloads(resolved)
+        pyxis = pyxis_download(resolved)
         files = {
             downloads.deb: fixture_bytes(downloads.deb),
             downloads.caps_deb: fixture_bytes(downloads.caps_deb),

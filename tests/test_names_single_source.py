@@ -232,11 +232,13 @@ def test_the_group_feature_and_partition_agree_across_slurm_conf_slurmd_and_the_
     start = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
     for group in cfg.compute_groups:
         feature = names.group_feature(group.name)
-        assert f"Nodeset={slurm_conf.nodeset(group)} Feature={feature}\n" in text
+        assert f"Nodeset={slurm_conf.nodeset(resolve(cfg).group(group.name))} Feature={feature}\n" in text
         assert f" Feature={feature}," in conf_line_of(cfg, group)
         assert f"Feature={feature}" in maintenance.anchor_command(group.name)
         partition = names.group_partition(group.name)
-        assert f"\nPartitionName={partition} Nodes={slurm_conf.nodeset(group)} " in text
+        assert (
+            f"\nPartitionName={partition} Nodes={slurm_conf.nodeset(resolve(cfg).group(group.name))} " in text
+        )
         command = maintenance.reservation_command(group.name, start, start + timedelta(hours=1))
         assert f"PartitionName={partition}" in command
 

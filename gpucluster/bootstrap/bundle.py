@@ -25,13 +25,11 @@ from gpucluster.bootstrap import (
 )
 from gpucluster.bootstrap.cluster_conf import InstalledFiles, render_cluster_conf
 from gpucluster.bootstrap.container_runtime import COMPUTE_ENROOT, LOGIN_ENROOT, enroot_conf
-from gpucluster.config import ClusterConfig
 from gpucluster.jobs import validation as validation_jobs
 from gpucluster.launch.node_lib import node_lib_files
 from gpucluster.launch.torchrun import torchrun_files
 from gpucluster.rendering import TEMPLATE_ROOT, render
 from gpucluster.resolved import ResolvedCluster
-from gpucluster.resolved.node_layout import NODE_LAYOUT, NodeLayout
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.build import NodeBuild
 from gpucluster.slurm.conf import SlurmSite
@@ -51,9 +49,9 @@ class Agents:
     timers: list[str]
 
 
-def agent_settings(cfg: ClusterConfig) -> dict[str, str]:
+def agent_settings(resolved: ResolvedCluster) -> dict[str, str]:
     """The agents' settings beyond cluster and region, from the config (agents.env)."""
-    health = cfg.health
+    health = resolved.health
     return {
         repair_settings.ENABLED_SETTING: "true" if health.replace_failed_nodes else "false",
         repair_settings.BOUND_SETTING: str(health.max_replacements_per_hour),
@@ -61,7 +59,7 @@ def agent_settings(cfg: ClusterConfig) -> dict[str, str]:
     }
 
 
-def head_agents(cfg: ClusterConfig, node: NodeLayout = NODE_LAYOUT) -> Agents:
+def head_agents(resolved: ResolvedCluster) -> Agents:
     """The agents' code (bundle paths), what the head installs (absolute paths), the timers it enables."""
     code = {
         f"agents/{path.name}": path.read_text()
@@ -73,18 +71,21 @@ def head_agents(cfg: ClusterConfig, node: NodeLayout = NODE_LAYOUT) -> Agents:
         for pattern in ("*.service.j2", "*.timer.j2")
         for path in SYSTEMD_TEMPLATES.glob(pattern)
     )
+    node = resolved.node
     installed = {f"/etc/systemd/system/{unit}": render(f"systemd/{unit}.j2", node=node) for unit in units}
-    installed[node.agent_env_file] = render("systemd/agents.env.j2", cfg=cfg, settings=agent_settings(cfg))
+    installed[node.agent_env_file] = render(
+        "systemd/agents.env.j2", cluster=resolved, settings=agent_settings(resolved)
+    )
     return Agents(code=code, installed=installed, timers=[unit for unit in units if unit.endswith(".timer")])
 
 
-def node_metrics_units(cfg: ClusterConfig, node: NodeLayout = NODE_LAYOUT) -> dict[str, str]:
+def node_metrics_units(resolved: ResolvedCluster) -> dict[str, str]:
     """The GPU node collector's systemd units (compute nodes; it runs from the bundle's agents)."""
     return {
         f"/etc/systemd/system/{unit}": render(
             f"systemd/compute/{unit}.j2",
-            cfg=cfg,
-            node=node,
+            cluster=resolved,
+            node=resolved.node,
             state_dir_name=node_metrics.STATE_DIR_NAME,
         )
         for unit in NODE_METRICS_UNITS
@@ -115,19 +116,18 @@ def bundle_files(
     stub commands, as gpucluster.slurm.conf's own tests do. `slurm` is the pinned build by
     default; the tests pass one whose source is their small stand-in.
     """
-    cfg = resolved.config
     site = site or SlurmSite()
     controller = slurm_conf.render_slurm_files(resolved, site).by_path(site)
     # slurmdbd.conf is the head's too, but private (lib/accounting.sh installs it, mode 600).
     slurmdbd_conf = slurm_conf.slurmdbd_conf_path(site)
     # What slurmd and srun read locally although the controller serves the rest.
     node_slurm = slurm_conf.node_local_files(resolved, site)
-    agents = head_agents(cfg, resolved.node)
+    agents = head_agents(resolved)
     # The jobs users submit from a login node: validation, then training.
     jobs = {**validation_jobs.job_files(resolved), **torchrun_files(resolved)}
     # Every group's nodes keep the same paths; gpu-env.sh's content is the group's own.
-    lib = {group.name: node_lib_files(cfg, group.config) for group in resolved.groups}
-    metrics_units = node_metrics_units(cfg, resolved.node)
+    lib = {group.name: node_lib_files(resolved, group) for group in resolved.groups}
+    metrics_units = node_metrics_units(resolved)
     access = people.access_files(resolved.name, resolved.users)
     hosts = node_hosts.node_files(resolved, site, resolved.node)
     files = {
@@ -156,7 +156,7 @@ def bundle_files(
         ),
     )
     # Every role's first step.
-    guard = metadata_guard.guard_files(cfg)
+    guard = metadata_guard.guard_files(resolved)
     files.update(
         _role_tree(
             "head",
@@ -168,8 +168,8 @@ def bundle_files(
             "login",
             {
                 **guard,
-                **ecr_login.helper_files(cfg),
-                "/etc/enroot/enroot.conf": enroot_conf(cfg, "login", LOGIN_ENROOT),
+                **ecr_login.helper_files(resolved),
+                "/etc/enroot/enroot.conf": enroot_conf(resolved, "login", LOGIN_ENROOT),
                 **node_slurm,
                 **jobs,
                 **access,
@@ -183,14 +183,14 @@ def bundle_files(
                 f"compute-{group.name}",
                 {
                     **guard,
-                    **ecr_login.helper_files(cfg),
+                    **ecr_login.helper_files(resolved),
                     site.healthcheck_program: slurm_conf.render_healthcheck(resolved, group, site),
                     "/etc/enroot/enroot.conf": enroot_conf(
-                        cfg, f"compute group {group.name}", COMPUTE_ENROOT
+                        resolved, f"compute group {group.name}", COMPUTE_ENROOT
                     ),
                     **node_slurm,
                     **lib[group.name],
-                    **ssh_adoption.adoption_files(cfg),
+                    **ssh_adoption.adoption_files(resolved),
                     **metrics_units,
                     **access,
                     **hosts,

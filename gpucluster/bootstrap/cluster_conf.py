@@ -45,7 +45,6 @@ from gpucluster.bootstrap.packages import (
 )
 from gpucluster.bootstrap.people import people_boot
 from gpucluster.bootstrap.rest_api import rest_api_boot
-from gpucluster.config import ClusterConfig
 from gpucluster.rendering import render
 from gpucluster.resolved import ResolvedCluster, ResolvedGroup
 from gpucluster.slurm import conf as slurm_conf
@@ -188,9 +187,9 @@ class InstalledFiles:
     node_hosts_timers: list[str]
 
 
-def lustre_efa_interfaces(cfg: ClusterConfig, group: ResolvedGroup) -> int:
+def lustre_efa_interfaces(resolved: ResolvedCluster, group: ResolvedGroup) -> int:
     """How many EFA devices LNet uses for FSx on nodes of `group`; 0 means TCP only."""
-    fsx = cfg.storage.fsx_lustre
+    fsx = resolved.fsx_lustre
     if fsx is None or not fsx.efa or group.efa_count == 0:
         return 0
     if group.instance.name in LUSTRE_EFA_BY_TYPE:
@@ -206,7 +205,7 @@ def group_settings(resolved: ResolvedCluster) -> tuple[GroupSettings, ...]:
             name=group.name,
             slurmd_conf=slurm_conf.slurmd_conf_line(resolved, group),
             topology=registration_topology(group),
-            lustre_efa_interfaces=lustre_efa_interfaces(resolved.config, group),
+            lustre_efa_interfaces=lustre_efa_interfaces(resolved, group),
             nvswitch=group.instance.nvswitch,
         )
         for group in resolved.groups
@@ -236,23 +235,23 @@ def packages() -> Packages:
     )
 
 
-def containers(cfg: ClusterConfig) -> Containers:
+def containers(resolved: ResolvedCluster) -> Containers:
     return Containers(
-        enroot=enroot_downloads(cfg),
+        enroot=enroot_downloads(resolved),
         enroot_dependencies=ENROOT_DEPENDENCIES,
         enroot_hooks=ENROOT_HOOKS,
         compute_enroot=COMPUTE_ENROOT,
         login_enroot=LOGIN_ENROOT,
-        pyxis=pyxis_download(cfg),
+        pyxis=pyxis_download(resolved),
         nvme_mount=NVME_MOUNT,
     )
 
 
-def storage(cfg: ClusterConfig) -> Storage:
-    fsx = cfg.storage.fsx_lustre
+def storage(resolved: ResolvedCluster) -> Storage:
+    fsx = resolved.fsx_lustre
     return Storage(
         fsx_mount_point=fsx.mount_point if fsx is not None else "",
-        lustre_repo=lustre_client.repository(cfg),
+        lustre_repo=lustre_client.repository(resolved),
     )
 
 
@@ -275,18 +274,16 @@ def slurm(resolved: ResolvedCluster, site: SlurmSite, build: NodeBuild) -> Slurm
 def render_cluster_conf(
     resolved: ResolvedCluster, site: SlurmSite, build: NodeBuild, files: InstalledFiles
 ) -> str:
-    cfg = resolved.config
     return render(
         "userdata/conf/cluster.sh.j2",
-        cfg=cfg,
         cluster=resolved,
         boot=boot(),
         packages=packages(),
-        containers=containers(cfg),
-        storage=storage(cfg),
+        containers=containers(resolved),
+        storage=storage(resolved),
         slurm=slurm(resolved, site, build),
         files=files,
-        ssh_adoption=ssh_adoption.bootstrap_settings(cfg),
+        ssh_adoption=ssh_adoption.bootstrap_settings(resolved),
         people=people_boot(),
         metadata_guard=metadata_guard.bootstrap_settings(),
         ecr_login=ecr_login.bootstrap_settings(),

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpucluster.config import ClusterConfig
 from gpucluster.rendering import render
+from gpucluster.resolved import ResolvedCluster
 
 NVME_MOUNT = "/opt/dlami/nvme"
 
@@ -68,8 +68,8 @@ class PyxisDownload:
     url: str
 
 
-def enroot_downloads(cfg: ClusterConfig) -> EnrootDownloads:
-    version = cfg.software.enroot_version
+def enroot_downloads(resolved: ResolvedCluster) -> EnrootDownloads:
+    version = resolved.software.enroot_version
     deb = f"enroot_{version}-1_amd64.deb"
     caps = f"enroot+caps_{version}-1_amd64.deb"
     return EnrootDownloads(
@@ -80,12 +80,12 @@ def enroot_downloads(cfg: ClusterConfig) -> EnrootDownloads:
     )
 
 
-def pyxis_download(cfg: ClusterConfig) -> PyxisDownload:
-    version = cfg.software.pyxis_version
+def pyxis_download(resolved: ResolvedCluster) -> PyxisDownload:
+    version = resolved.software.pyxis_version
     return PyxisDownload(tarball=f"pyxis-{version}.tar.gz", url=f"{PYXIS_ARCHIVES}/v{version}.tar.gz")
 
 
-def enroot_conf(cfg: ClusterConfig, role: str, paths: EnrootPaths) -> str:
+def enroot_conf(resolved: ResolvedCluster, role: str, paths: EnrootPaths) -> str:
     """/etc/enroot/enroot.conf of a role whose container state lives under `paths` (the
     real-Slurm suite renders it with its own paths, as it overrides SlurmSite's)."""
-    return render("enroot/enroot.conf.j2", cluster=cfg.name, role=role, paths=paths)
+    return render("enroot/enroot.conf.j2", cluster=resolved.name, role=role, paths=paths)

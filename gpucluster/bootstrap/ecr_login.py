@@ -9,8 +9,8 @@ log in to ECR while the role's credentials stay with root.
 
 from __future__ import annotations
 
-from gpucluster.config import ClusterConfig
 from gpucluster.rendering import render
+from gpucluster.resolved import ResolvedCluster
 
 HELPER = "/usr/local/sbin/gpucluster-ecr-password"
 # No dot in the name: sudo skips files in sudoers.d whose names have one.
@@ -22,9 +22,9 @@ def login_command(region: str) -> str:
     return f"sudo -n {HELPER} {region}"
 
 
-def helper_files(cfg: ClusterConfig) -> dict[str, str]:
+def helper_files(resolved: ResolvedCluster) -> dict[str, str]:
     """The helper and the sudoers rule, keyed by the absolute paths login and compute nodes install."""
-    values = {"cluster": cfg.name, "helper": HELPER}
+    values = {"cluster": resolved.name, "helper": HELPER}
     return {
         HELPER: render("metadata/ecr-password.sh.j2", **values),
         SUDOERS: render("metadata/ecr-sudoers.j2", **values),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpucluster.bootstrap import boot_budget
-from gpucluster.config import ClusterConfig
+from gpucluster.resolved import ResolvedCluster
 
 
 @dataclass(frozen=True)
@@ -36,12 +36,12 @@ SOURCES_LIST = "/etc/apt/sources.list.d/fsxlustreclientrepo.list"
 KEY_ATTEMPTS = boot_budget.shell_values()["LUSTRE_KEY_ATTEMPTS"]
 
 
-def repository(cfg: ClusterConfig) -> LustreRepository:
+def repository(resolved: ResolvedCluster) -> LustreRepository:
     return LustreRepository(
         url=REPOSITORY_URL,
         suite=UBUNTU_SUITE,
         key_url=KEY_URL,
-        key_fingerprint=cfg.software.lustre_repo_key_fingerprint or "",
+        key_fingerprint=resolved.software.lustre_repo_key_fingerprint or "",
         keyring=KEYRING,
         sources_list=SOURCES_LIST,
     )

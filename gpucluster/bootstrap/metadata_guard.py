@@ -25,8 +25,8 @@ here first.
 
 from __future__ import annotations
 
-from gpucluster.config import ClusterConfig
 from gpucluster.rendering import render
+from gpucluster.resolved import ResolvedCluster
 
 METADATA_ADDRESS = "169.254.169.254/32"
 CHAIN = "GPUCLUSTER_IMDS"
@@ -47,10 +47,10 @@ def rules() -> str:
     return "\n".join(["*filter", f":{CHAIN} - [0:0]", *allowed, f"-A {CHAIN} -j REJECT", "COMMIT"]) + "\n"
 
 
-def guard_files(cfg: ClusterConfig) -> dict[str, str]:
+def guard_files(resolved: ResolvedCluster) -> dict[str, str]:
     """The guard script and its boot unit, keyed by the absolute path every role installs them at."""
     values = {
-        "cluster": cfg.name,
+        "cluster": resolved.name,
         "script": SCRIPT,
         "unit": UNIT,
         "rules": rules(),

@@ -18,7 +18,6 @@ from gpucluster.slurm.conf import SlurmSite
 def render_node_files(resolved: ResolvedCluster) -> NodeFiles:
     """Raises UserDataTooLarge for the first role (head, login, then each group) whose user
     data is over budget, measured with the bundle URL's slot in its place."""
-    cfg = resolved.config
     archive = bundle_archive(render_bundle(resolved))
     bundle = BundleRef(url=BUNDLE_URL_SLOT, sha256=archive_sha256(archive))
     site = SlurmSite()
@@ -27,7 +26,9 @@ def render_node_files(resolved: ResolvedCluster) -> NodeFiles:
         bundle_sha256=bundle.sha256,
         bundle_pointer=bundle.pointer,
         head_user_data=render_user_data(resolved, "head", None),
-        login_user_data=render_user_data(resolved, "login", bundle) if cfg.login_nodes.count > 0 else None,
+        login_user_data=render_user_data(resolved, "login", bundle)
+        if resolved.login_nodes.count > 0
+        else None,
         compute_user_data={
             group.name: render_user_data(resolved, "compute", bundle, group) for group in resolved.groups
         },

@@ -12,8 +12,8 @@ the real-Slurm suite runs the same account lines against real slurmd
 
 from __future__ import annotations
 
-from gpucluster.config import ClusterConfig
 from gpucluster.rendering import render
+from gpucluster.resolved import ResolvedCluster
 from gpucluster.slurm import build
 
 # pam_slurm_adopt comes with the pinned Slurm package (built from its contribs, against
@@ -53,14 +53,14 @@ def for_node(text: str, node_name: str) -> str:
     return text.replace(NODE_NAME_PLACEHOLDER, node_name)
 
 
-def adoption_files(cfg: ClusterConfig) -> dict[str, str]:
+def adoption_files(resolved: ResolvedCluster) -> dict[str, str]:
     """The files a compute node installs (through for_node), keyed by their absolute path."""
     values = {
-        "cluster": cfg.name,
+        "cluster": resolved.name,
         "access_file": ACCESS_FILE,
         "options": ADOPT_OPTIONS,
         "admin_group": ADMIN_GROUP,
-        "admins": [user.name for user in cfg.users if user.admin],
+        "admins": [user.name for user in resolved.users if user.admin],
         "account_include": account_include_path(),
     }
     return {
@@ -69,12 +69,12 @@ def adoption_files(cfg: ClusterConfig) -> dict[str, str]:
     }
 
 
-def bootstrap_settings(cfg: ClusterConfig) -> dict[str, object]:
+def bootstrap_settings(resolved: ResolvedCluster) -> dict[str, object]:
     """What conf/cluster.sh tells lib/ssh.sh."""
     return {
         "module_dir": PAM_MODULE_DIR,
         "node_name_placeholder": NODE_NAME_PLACEHOLDER,
         "account_include": ACCOUNT_INCLUDE,
         "session_include": SESSION_INCLUDE,
-        "files": sorted(adoption_files(cfg)),
+        "files": sorted(adoption_files(resolved)),
     }

@@ -86,7 +86,7 @@ def render_user_data(
         raise ValueError("the head node reads its bundle from SSM; every other role needs one")
     script = render(
         "userdata/thin.sh.j2",
-        cfg=resolved.config,
+        cluster=resolved,
         role=role,
         group=group,
         bundle=bundle,

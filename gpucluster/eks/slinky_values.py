@@ -50,7 +50,7 @@ def nodeset_name(group: ResolvedGroup) -> str:
 
 
 def _fsx_mounts(resolved: ResolvedCluster) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    fsx = resolved.config.storage.fsx_lustre
+    fsx = resolved.fsx_lustre
     if fsx is None:
         return [], []
     volumes = [{"name": FSX_VOLUME, "persistentVolumeClaim": {"claimName": FSX_CLAIM}}]
@@ -66,7 +66,7 @@ def nodeset_values(resolved: ResolvedCluster, group: ResolvedGroup) -> dict[str,
     volumes, mounts = _fsx_mounts(resolved)
     return {
         "enabled": True,
-        "replicas": group.config.count,
+        "replicas": group.count,
         "slurmd": {
             "image": images.slurm_image(images.SLURMD, version).values(),
             "resources": {"limits": gpu_limits(group)},
@@ -158,7 +158,7 @@ def slurm_values(resolved: ResolvedCluster) -> dict[str, Any]:
         "loginsets": {
             "login": {
                 "enabled": True,
-                "replicas": resolved.config.login_nodes.count,
+                "replicas": resolved.login_nodes.count,
                 "login": {
                     "image": images.slurm_image(images.LOGIN, version).values(),
                     "volumeMounts": mounts,

@@ -44,7 +44,7 @@ def placeholder_facts(resolved: ResolvedCluster) -> FsxFacts:
 
 def fsx_volume(resolved: ResolvedCluster, facts: FsxFacts) -> list[dict[str, Any]]:
     """The PersistentVolume and its claim; [] without `storage.fsx_lustre`."""
-    fsx = resolved.config.storage.fsx_lustre
+    fsx = resolved.fsx_lustre
     if fsx is None:
         return []
     pv_name = f"{resolved.name}-fsx"

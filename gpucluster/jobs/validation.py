@@ -109,13 +109,13 @@ def render_job(
     """`lib_dir`: where the nodes keep gpucluster.launch.node_lib's files (the suite's own)."""
     if job not in JOB_NAMES:
         raise ValueError(f"unknown validation job {job!r}; jobs are {', '.join(JOB_NAMES)}")
-    settings = resolved.config.validation
+    settings = resolved.validation
     return render(
         f"{TEMPLATE_DIR}/{job}.sbatch.j2",
         job=job,
         g=group_jobs(resolved, group),
         # Within the partition's MaxTime, or the job pends forever on PartitionTimeLimit.
-        time_limit=min(TIME_LIMITS[job], group.config.max_time_minutes),
+        time_limit=min(TIME_LIMITS[job], group.max_time_minutes),
         waits=WAITS,
         pair_printf=_printf_format("PAIR_PRINTF", PAIR_PRINTF),
         efa_check_printf=_printf_format("EFA_CHECK_PRINTF", EFA_CHECK_PRINTF),
@@ -161,7 +161,7 @@ def import_job_path() -> str:
 
 
 def render_import_image(resolved: ResolvedCluster) -> str:
-    image = resolved.config.software.training_image or ""
+    image = resolved.software.training_image or ""
     return render(
         f"{TEMPLATE_DIR}/{IMPORT_JOB}.sbatch.j2",
         job=IMPORT_JOB,

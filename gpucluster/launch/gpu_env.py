@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.rendering import render
+from gpucluster.resolved import ResolvedCluster, ResolvedGroup
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 
 GPU_ENV_FILE = "gpu-env.sh"
@@ -53,11 +53,11 @@ class GpuEnv:
     efa_bin_dir: str
 
 
-def gpu_env(group: ComputeGroupConfig) -> GpuEnv:
+def gpu_env(group: ResolvedGroup) -> GpuEnv:
     return GpuEnv(
         group=group.name,
-        instance_type=group.instance_type,
-        efa=group.efa,
+        instance_type=group.instance.name,
+        efa=group.efa_count > 0,
         library_path=":".join(LIBRARY_DIRS),
         nccl_net_plugin=NCCL_NET_PLUGIN,
         nccl_net=NCCL_NET_NAME,
@@ -66,8 +66,8 @@ def gpu_env(group: ComputeGroupConfig) -> GpuEnv:
     )
 
 
-def render_gpu_env(cfg: ClusterConfig, group: ComputeGroupConfig) -> str:
-    return render(TEMPLATE, env=gpu_env(group), cluster=cfg.name)
+def render_gpu_env(resolved: ResolvedCluster, group: ResolvedGroup) -> str:
+    return render(TEMPLATE, env=gpu_env(group), cluster=resolved.name)
 
 
 def gpu_env_path(lib_dir: str = NODE_LAYOUT.lib_dir) -> str:

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.launch.gpu_env import gpu_env_path, render_gpu_env
+from gpucluster.resolved import ResolvedCluster, ResolvedGroup
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
@@ -96,16 +96,16 @@ def trainer_sources() -> Mapping[str, str]:
     )
 
 
-def python_requirements(cfg: ClusterConfig) -> tuple[str, ...]:
+def python_requirements(resolved: ResolvedCluster) -> tuple[str, ...]:
     """pip requirements of the torchrun job's host environment."""
-    return (f"torch=={cfg.software.torch_version}", *TRAINER_REQUIREMENTS, *HOST_COMPANIONS)
+    return (f"torch=={resolved.software.torch_version}", *TRAINER_REQUIREMENTS, *HOST_COMPANIONS)
 
 
 def node_lib_files(
-    cfg: ClusterConfig, group: ComputeGroupConfig, lib_dir: str = NODE_LAYOUT.lib_dir
+    resolved: ResolvedCluster, group: ResolvedGroup, lib_dir: str = NODE_LAYOUT.lib_dir
 ) -> dict[str, str]:
     """Every file a node of `group` keeps under lib_dir, keyed by its absolute path."""
-    files = {gpu_env_path(lib_dir): render_gpu_env(cfg, group)}
+    files = {gpu_env_path(lib_dir): render_gpu_env(resolved, group)}
     python = trainer_dir(lib_dir)
     files.update({f"{python}/{path}": text for path, text in trainer_sources().items()})
     return files

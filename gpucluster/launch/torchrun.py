@@ -35,8 +35,7 @@ def render_torchrun(
     resolved: ResolvedCluster, group: ResolvedGroup, lib_dir: str = NODE_LAYOUT.lib_dir
 ) -> str:
     """`lib_dir`: where the nodes keep gpucluster.launch.node_lib's files (the suite's own)."""
-    cfg = resolved.config
-    fsx = cfg.storage.fsx_lustre
+    fsx = resolved.fsx_lustre
     instance = group.instance
     return render(
         f"{TEMPLATE_DIR}/{JOB}.sbatch.j2",
@@ -45,7 +44,7 @@ def render_torchrun(
         tasks_per_node="launcher",
         launcher_cpus=instance.vcpus,
         # The job runs as long as the partition's DefaultTime unless sbatch --time says otherwise.
-        time_limit=group.config.default_time,
+        time_limit=group.default_time_minutes,
         waits=WAITS,
         signal_seconds=SIGNAL_SECONDS,
         rendezvous_port=RENDEZVOUS_PORT,
@@ -59,8 +58,8 @@ def render_torchrun(
         gpu_env=gpu_env_path(lib_dir),
         trainer_dir=trainer_dir(lib_dir),
         code_dir=CODE_DIR,
-        torch_version=cfg.software.torch_version,
-        requirements=python_requirements(cfg),
+        torch_version=resolved.software.torch_version,
+        requirements=python_requirements(resolved),
         default_python=DEFAULT_PYTHON,
         plugin_file=PLUGIN_FILE,
     )

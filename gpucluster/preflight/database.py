@@ -78,12 +78,12 @@ def _listed_subnets(clients: Clients, cfg: ClusterConfig, subnet_ids: tuple[str,
 
 
 def _orderable(clients: Clients, cfg: ClusterConfig, db: ResolvedDatabase) -> list[Result]:
-    check = f"{db.config.instance_class} for {db.engine}"
+    check = f"{db.instance_class} for {db.engine}"
     paginator = clients.get("rds", cfg.region).get_paginator("describe_orderable_db_instance_options")
     zones: set[str] = set()
     with aws_call("rds:DescribeOrderableDBInstanceOptions", cfg.region):
         for page in paginator.paginate(
-            Engine=db.engine, EngineVersion=db.engine_version, DBInstanceClass=db.config.instance_class
+            Engine=db.engine, EngineVersion=db.engine_version, DBInstanceClass=db.instance_class
         ):
             for option in page.get("OrderableDBInstanceOptions", []):
                 zones.update(zone["Name"] for zone in option.get("AvailabilityZones", []))
@@ -92,7 +92,7 @@ def _orderable(clients: Clients, cfg: ClusterConfig, db: ResolvedDatabase) -> li
     return [
         failed(
             check,
-            f"RDS offers no {db.engine} {db.engine_version} on {db.config.instance_class} in "
+            f"RDS offers no {db.engine} {db.engine_version} on {db.instance_class} in "
             f"{cfg.availability_zone}",
             "pick another accounting.database.instance_class (`aws rds "
             f"describe-orderable-db-instance-options --engine {db.engine} --engine-version "

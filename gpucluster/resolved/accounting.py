@@ -9,7 +9,7 @@ from types import MappingProxyType
 
 from gpucluster import names
 from gpucluster.config import ClusterConfig
-from gpucluster.config.accounting import AccountConfig, AccountingConfig, QosConfig
+from gpucluster.config.accounting import AccountConfig, QosConfig
 from gpucluster.config.accounting_database import DatabaseConfig, second_zone
 from gpucluster.config.users import UserConfig
 
@@ -26,7 +26,9 @@ DATABASE_PARAMETER_FAMILY = "mariadb10.11"
 class ResolvedDatabase:
     """The RDS for MariaDB instance of `accounting.database`."""
 
-    config: DatabaseConfig
+    instance_class: str
+    storage_gib: int
+    backup_retention_days: int
     # Name formats (gpucluster.names); the Storage stack appends its per-stack suffix.
     identifier_prefix: str
     secret_name_prefix: str
@@ -51,7 +53,6 @@ class ResolvedDatabase:
 
 @dataclass(frozen=True)
 class ResolvedAccounting:
-    config: AccountingConfig
     # The database the cluster creates, with slurmdbd on its head; None: an external slurmdbd.
     database: ResolvedDatabase | None
     # slurm.conf's AccountingStorageHost when slurmdbd is elsewhere (None: the head's own), and
@@ -79,7 +80,6 @@ def resolve_accounting(cfg: ClusterConfig) -> ResolvedAccounting | None:
     if accounting is None:
         return None
     return ResolvedAccounting(
-        config=accounting,
         database=None if accounting.database is None else _database(cfg, accounting.database),
         external_host=accounting.external_host,
         slurmdbd_port=accounting.external_port,
@@ -113,7 +113,9 @@ def _with_members(accounts: list[AccountConfig], users: list[UserConfig]) -> tup
 def _database(cfg: ClusterConfig, database: DatabaseConfig) -> ResolvedDatabase:
     existing = database.subnet_ids
     return ResolvedDatabase(
-        config=database,
+        instance_class=database.instance_class,
+        storage_gib=database.storage_gib,
+        backup_retention_days=database.backup_retention_days,
         identifier_prefix=names.accounting_db_identifier_prefix(cfg),
         secret_name_prefix=names.accounting_db_secret_name_prefix(cfg),
         secret_name_pattern=names.accounting_db_secret_name_pattern(cfg),

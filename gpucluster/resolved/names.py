@@ -14,7 +14,6 @@ from gpucluster.config import ClusterConfig
 class ClusterNames:
     """Every name the stacks and the nodes share for one cluster."""
 
-    cluster: str
     # role (network, storage, cluster) -> stack name
     stacks: Mapping[str, str]
     parameter_prefix: str
@@ -39,7 +38,6 @@ class ClusterNames:
 
 def cluster_names(cfg: ClusterConfig) -> ClusterNames:
     return ClusterNames(
-        cluster=cfg.name,
         stacks=MappingProxyType(names.stack_names(cfg)),
         parameter_prefix=names.parameter_prefix(cfg),
         private_zone=names.private_zone(cfg),

@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpucluster.agents.ec2_topology import build, render_conf
-from gpucluster.config import ClusterConfig
 from gpucluster.rendering import render
 from gpucluster.resolved import ResolvedCluster
 from gpucluster.slurm import accounting
@@ -115,15 +114,15 @@ def plugstack_dir(site: SlurmSite) -> str:
     return f"{site.config_dir}/plugstack.conf.d"
 
 
-def max_node_count(cfg: ClusterConfig) -> int:
-    nodes = sum(group.count for group in cfg.compute_groups)
-    placeholders = sum(1 for group in cfg.compute_groups if group.is_capacity_block)
+def max_node_count(resolved: ResolvedCluster) -> int:
+    nodes = sum(group.count for group in resolved.groups)
+    placeholders = sum(1 for group in resolved.groups if group.capacity_type == "capacity-block")
     return MAX_NODE_COUNT_FACTOR * nodes + placeholders
 
 
-def _scheduler_parameters(cfg: ClusterConfig, site: SlurmSite) -> str:
+def _scheduler_parameters(resolved: ResolvedCluster, site: SlurmSite) -> str:
     parts = []
-    if cfg.health.prolog_check:
+    if resolved.health.prolog_check:
         # A failing Prolog requeues the job held unless this is set (slurm.conf(5), 25.11):
         # the job should start again on another node, not wait for a person.
         parts.append("nohold_on_prolog_fail")
@@ -155,15 +154,15 @@ def render_slurm_files(
     addr = controller_addr(resolved, site)
     accounting_settings = accounting_settings or accounting.accounting_settings(resolved)
     values = {
-        "cfg": resolved.config,
+        "cluster": resolved,
         "site": site,
         "controller_hostname": controller_hostname(resolved, site),
         "controller_addr": addr,
-        "max_node_count": max_node_count(resolved.config),
-        "nodesets": [(nodeset(group.config), group.feature) for group in resolved.groups],
+        "max_node_count": max_node_count(resolved),
+        "nodesets": [(nodeset(group), group.feature) for group in resolved.groups],
         "partitions": partitions(resolved),
         "plugstack_dir": plugstack_dir(site),
-        "scheduler_parameters": _scheduler_parameters(resolved.config, site),
+        "scheduler_parameters": _scheduler_parameters(resolved, site),
         "prolog_epilog_timeout": PROLOG_EPILOG_TIMEOUT_SECONDS,
         "accounting_lines": (
             []

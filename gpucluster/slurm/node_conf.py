@@ -10,7 +10,6 @@ from __future__ import annotations
 from gpucluster import dcgm, names
 from gpucluster.agents import health_reasons
 from gpucluster.agents.ec2_topology import DESCRIBED_TYPES, FLAT_SWITCH, ROOT_SWITCH, topology_unit
-from gpucluster.config import ClusterConfig, ComputeGroupConfig
 from gpucluster.rendering import render
 from gpucluster.resolved import ResolvedCluster, ResolvedGroup
 from gpucluster.slurm.health_probes import FABRIC_MANAGER_UNIT, KILL_GRACE_SECONDS
@@ -25,7 +24,7 @@ def node_name(group: str, instance_id: str) -> str:
     return names.compute_node_name(group, instance_id)
 
 
-def gres(group: ComputeGroupConfig) -> str:
+def gres(group: ResolvedGroup) -> str:
     instance = group.instance
     return f"gpu:{instance.slurm_gpu_type}:{instance.gpu_count}"
 
@@ -47,7 +46,7 @@ def slurmd_conf_line(resolved: ResolvedCluster, group: ResolvedGroup) -> str:
     check_member(resolved, group)
     instance = group.instance
     features = f"{group.feature},{instance.name}"
-    line = f"Gres={gres(group.config)} Feature={features} RealMemory={real_memory_mib(group.config)}"
+    line = f"Gres={gres(group)} Feature={features} RealMemory={real_memory_mib(group)}"
     if instance.gpu_sockets is None:
         return line
     layout = instance.gpu_sockets.layout
@@ -75,10 +74,10 @@ def check_member(resolved: ResolvedCluster, group: ResolvedGroup) -> None:
         raise ValueError(f"compute group {group.name} is not part of cluster {resolved.name}")
 
 
-def required_mounts(cfg: ClusterConfig, site: SlurmSite = SlurmSite()) -> list[str]:
+def required_mounts(resolved: ResolvedCluster, site: SlurmSite = SlurmSite()) -> list[str]:
     mounts = ["/home"]
-    if cfg.storage.fsx_lustre is not None:
-        mounts.append(cfg.storage.fsx_lustre.mount_point)
+    if resolved.fsx_lustre is not None:
+        mounts.append(resolved.fsx_lustre.mount_point)
     return [f"{site.mount_root}{mount}" for mount in mounts]
 
 
@@ -87,10 +86,10 @@ def render_healthcheck(resolved: ResolvedCluster, group: ResolvedGroup, site: Sl
     bootstrap with --pre-join, where it adds DCGM's diagnostic at health.dcgm_level_at_join."""
     check_member(resolved, group)
     instance = group.instance
-    mounts = required_mounts(resolved.config, site)
+    mounts = required_mounts(resolved, site)
     site.probe_timeouts.check_budget(len(mounts))
     site.probe_timeouts.check_prolog_budget()
-    level = resolved.config.health.dcgm_level_at_join
+    level = resolved.health.dcgm_level_at_join
     return render(
         f"{TEMPLATE_DIR}/healthcheck.sh.j2",
         cluster=resolved.name,

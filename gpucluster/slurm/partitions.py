@@ -12,9 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpucluster.config import ComputeGroupConfig
 from gpucluster.config.slurm_time import format_minutes
-from gpucluster.resolved import ResolvedCluster
+from gpucluster.resolved import ResolvedCluster, ResolvedGroup
 
 # ParallelCluster schedules 95 % of EC2's nominal memory by default; the rest covers
 # what the kernel never shows in MemTotal (firmware and kernel reservations, about
@@ -47,16 +46,16 @@ class Partition:
         return format_minutes(self.max_time_minutes)
 
 
-def real_memory_mib(group: ComputeGroupConfig) -> int:
+def real_memory_mib(group: ResolvedGroup) -> int:
     nominal = group.instance.memory_mib
     return nominal - math.ceil(nominal * MEMORY_RESERVE_FRACTION)
 
 
-def nodeset(group: ComputeGroupConfig) -> str:
+def nodeset(group: ResolvedGroup) -> str:
     return f"ns_{group.name}"
 
 
-def _per_gpu(group: ComputeGroupConfig) -> tuple[int, int]:
+def _per_gpu(group: ResolvedGroup) -> tuple[int, int]:
     gpus = group.instance.gpu_count
     return group.instance.vcpus // gpus, real_memory_mib(group) // gpus
 
@@ -64,16 +63,16 @@ def _per_gpu(group: ComputeGroupConfig) -> tuple[int, int]:
 def partitions(resolved: ResolvedCluster) -> list[Partition]:
     parts = []
     for group in resolved.groups:
-        cpus, mem = _per_gpu(group.config)
+        cpus, mem = _per_gpu(group)
         parts.append(
             Partition(
                 group.partition,
-                (nodeset(group.config),),
+                (nodeset(group),),
                 False,
                 cpus,
                 mem,
-                group.config.default_time,
-                group.config.max_time_minutes,
+                group.default_time_minutes,
+                group.max_time_minutes,
             )
         )
     # The spanning partition takes the smallest per-GPU share so a default job fits any
@@ -83,7 +82,7 @@ def partitions(resolved: ResolvedCluster) -> list[Partition]:
     parts.append(
         Partition(
             SPANNING_PARTITION,
-            tuple(nodeset(group.config) for group in resolved.groups),
+            tuple(nodeset(group) for group in resolved.groups),
             True,
             min(p.def_cpu_per_gpu for p in parts),
             min(p.def_mem_per_gpu for p in parts),

@@ -109,10 +109,9 @@ def _add_stacks(app: cdk.App, resolved: ResolvedCluster, node_files: NodeFiles) 
     from gpucluster.stacks.network_stack import NetworkStack
     from gpucluster.stacks.storage_stack import StorageStack
 
-    cfg = resolved.config
-    env = cdk.Environment(account=cfg.account, region=cfg.region)
+    env = cdk.Environment(account=resolved.account, region=resolved.region)
     stack_names = resolved.names.stacks
-    description = f"gpucluster {cfg.name}"
+    description = f"gpucluster {resolved.name}"
     network = NetworkStack(
         app,
         stack_names["network"],
@@ -131,7 +130,7 @@ def _add_stacks(app: cdk.App, resolved: ResolvedCluster, node_files: NodeFiles) 
         env=env,
         description=f"{description}: file systems and the munge key (retained)",
     )
-    if cfg.orchestrator == "eks":
+    if resolved.orchestrator == "eks":
         from gpucluster.synth.eks_app import add_eks_stack
 
         add_eks_stack(app, resolved, network, storage, env=env, description=description)
@@ -215,7 +214,7 @@ def synthesize(
             synth_app(app, nag=nag, source=source)
         except NagFindings:
             refused = True  # the templates and cdk-nag's report are written all the same
-        if cfg.orchestrator == "eks":
+        if resolved.orchestrator == "eks":
             _write_manifests(resolved, output.staging / K8S_DIR)
     if refused:
         raise NagFindings(outdir / REPORT)

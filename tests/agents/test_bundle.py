@@ -8,6 +8,7 @@ import ast
 from gpucluster.agents import EKS_FUNCTION_MODULES, accounting_secret_settings, nodegroup_settings
 from gpucluster.agents import topology_writer_settings as writer_settings
 from gpucluster.bootstrap.bundle import head_agents
+from gpucluster.resolved import resolve
 from tests.agent_scripts import AGENTS, assert_package_imports_only_itself_and_the_sdk, run_from_bundle_copy
 
 EKS_SETTINGS = (nodegroup_settings, writer_settings, accounting_secret_settings)
@@ -42,7 +43,7 @@ def sibling_imports(path) -> set[str]:
 
 
 def test_the_ec2_bundle_carries_every_agent_but_the_eks_functions(example_configs):
-    code = head_agents(example_configs["default"]).code
+    code = head_agents(resolve(example_configs["default"])).code
     every = {path.name for path in AGENTS.glob("*.py")}
     assert {name.removeprefix("agents/") for name in code} == every - EKS_FUNCTION_MODULES
 

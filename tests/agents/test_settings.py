@@ -12,8 +12,10 @@ from gpucluster.agents import capacity_controller as cc
 from gpucluster.agents import node_repair, runtime
 from gpucluster.agents.repair_decision import Policy
 from gpucluster.bootstrap.bundle import agent_settings
+from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
 from gpucluster.rendering import render
+from gpucluster.resolved import resolve
 from tests.conftest import EXAMPLE_NAMES, REPO
 
 
@@ -44,11 +46,16 @@ def test_settings_errors_name_the_key_and_the_fix(tmp_path):
         _settings(["--env-file", str(broken)], {})
 
 
+def _env_file(cfg: ClusterConfig) -> str:
+    resolved = resolve(cfg)
+    return render("systemd/agents.env.j2", cluster=resolved, settings=agent_settings(resolved))
+
+
 @pytest.mark.parametrize("example", EXAMPLE_NAMES)
 def test_the_rendered_env_file_configures_every_agent(tmp_path, example):
     cfg = load_config(REPO / "examples" / f"{example}.yaml")
     env_file = tmp_path / "agents.env"
-    env_file.write_text(render("systemd/agents.env.j2", cfg=cfg, settings=agent_settings(cfg)))
+    env_file.write_text(_env_file(cfg))
     settings_ = _settings(["--env-file", str(env_file)], {})
     assert (settings_.cluster(), settings_.region()) == (cfg.name, cfg.region)
     health = cfg.health
@@ -73,7 +80,7 @@ def test_the_health_block_reaches_node_repair(tmp_path):
         }
     )
     env_file = tmp_path / "agents.env"
-    env_file.write_text(render("systemd/agents.env.j2", cfg=cfg, settings=agent_settings(cfg)))
+    env_file.write_text(_env_file(cfg))
     assert node_repair.policy_from(_settings(["--env-file", str(env_file)], {})) == Policy(
         False, 5, timedelta(0)
     )

@@ -134,13 +134,14 @@ def test_a_refused_update_fails_the_run_but_places_the_others(tmp_path):
 def test_the_unit_may_write_where_slurmctld_reads_topology_conf():
     from gpucluster.agents.cluster_names import TOPOLOGY_CONF
     from gpucluster.bootstrap.bundle import head_agents
+    from gpucluster.resolved import resolve
     from tests.bootstrap_runs import example
 
     assert f"{SlurmSite().config_dir}/topology.conf" == TOPOLOGY_CONF
-    units = head_agents(example("default")).installed
+    units = head_agents(resolve(example("default"))).installed
     service = units["/etc/systemd/system/gpucluster-topology.service"]
     assert f"ReadWritePaths={SlurmSite().config_dir}\n" in service
-    assert "gpucluster-topology.timer" in head_agents(example("default")).timers
+    assert "gpucluster-topology.timer" in head_agents(resolve(example("default"))).timers
 
 
 def test_an_instance_ec2_refuses_does_not_keep_the_others_unplaced(tmp_path):

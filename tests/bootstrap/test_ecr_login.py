@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from gpucluster.bootstrap import ecr_login
+from gpucluster.resolved import resolve
 from tests.bootstrap_runs import abandoned, example
 from tests.shell_harness import Node
 
@@ -28,7 +29,7 @@ def test_login_and_compute_nodes_let_every_user_run_the_helper(
     node = Node(tmp_path, example("default"), nvme_mounted=role == "compute")
     run = node.run(role, group)
     assert run.returncode == 0, run.output
-    files = ecr_login.helper_files(node.cfg)
+    files = ecr_login.helper_files(resolve(node.cfg))
     for path, mode in ((ecr_login.HELPER, 0o755), (ecr_login.SUDOERS, 0o440)):
         installed = _installed(node, path)
         assert installed.read_text() == files[path]
@@ -60,7 +61,7 @@ def test_the_rendered_rule_parses(tmp_path: Path) -> None:
     if visudo is None:
         pytest.skip("visudo is not installed (apt-get install sudo)")
     rule = tmp_path / "gpucluster-ecr"
-    rule.write_text(ecr_login.helper_files(example("default"))[ecr_login.SUDOERS])
+    rule.write_text(ecr_login.helper_files(resolve(example("default")))[ecr_login.SUDOERS])
     done = subprocess.run([visudo, "-c", "-f", str(rule)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -71,7 +72,7 @@ def test_the_rendered_rule_parses(tmp_path: Path) -> None:
 )
 def test_the_helper_takes_one_region_and_nothing_else(tmp_path: Path, arguments: list[str]) -> None:
     helper = tmp_path / "gpucluster-ecr-password"
-    helper.write_text(ecr_login.helper_files(example("default"))[ecr_login.HELPER])
+    helper.write_text(ecr_login.helper_files(resolve(example("default")))[ecr_login.HELPER])
     done = subprocess.run(["bash", str(helper), *arguments], capture_output=True, text=True, check=False)
     assert done.returncode == 64
     assert "usage: sudo -n" in done.stderr and "an AWS region such as us-east-2" in done.stderr

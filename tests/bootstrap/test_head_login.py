@@ -54,7 +54,7 @@ def test_head_runs_configless_controller_and_is_idempotent(tmp_path: Path) -> No
     (put,) = (node.state / "put-parameters").read_text().splitlines()
     assert f"--name {names.head_image_parameter(cfg)} --type String --overwrite" in put
     assert '{"ami_id":"ami-0123456789abcdef0","kernel":' in put
-    agents = head_agents(cfg)
+    agents = head_agents(resolve(cfg))
     for timer in agents.timers:
         assert f"systemctl start {timer}" in run.calls
     for path in agents.installed:
@@ -69,7 +69,7 @@ def test_head_runs_configless_controller_and_is_idempotent(tmp_path: Path) -> No
 
 def test_head_bundle_carries_the_agents_and_their_timers() -> None:
     cfg = example("default")
-    agents = head_agents(cfg)
+    agents = head_agents(resolve(cfg))
     assert {
         "agents/capacity_controller.py",
         "agents/node_cleanup.py",

@@ -63,7 +63,7 @@ def _slurm_conf(node: Node) -> str:
 
 
 def test_the_head_installs_the_update_timer() -> None:
-    agents = head_agents(example("default"))
+    agents = head_agents(resolve(example("default")))
     assert "gpucluster-head-update.timer" in agents.timers
     service = agents.installed["/etc/systemd/system/gpucluster-head-update.service"]
     assert f"ExecStart=/bin/bash {NODE_LAYOUT.bundle_dir}/bin/update-head.sh\n" in service
@@ -82,11 +82,11 @@ def test_nothing_happens_while_the_pointer_names_the_applied_bundle(tmp_path: Pa
 
 def test_a_resize_reaches_the_running_head_in_place(tmp_path: Path) -> None:
     node, _ = _booted_head(tmp_path)
-    assert f"MaxNodeCount={max_node_count(_resized(2))}\n" in _slurm_conf(node)
+    assert f"MaxNodeCount={max_node_count(resolve(_resized(2)))}\n" in _slurm_conf(node)
     second = _publish(node, _resized(1), "second.tar.gz")
     run = node.run_script("bin/update-head.sh")
     assert run.returncode == 0, run.output
-    assert f"MaxNodeCount={max_node_count(_resized(1))}\n" in _slurm_conf(node)
+    assert f"MaxNodeCount={max_node_count(resolve(_resized(1)))}\n" in _slurm_conf(node)
     # In place, on the same instance: a new MaxNodeCount is one of the settings that
     # `scontrol reconfigure` cannot apply, so slurmctld restarts (jobs are kept).
     assert "MaxNodeCount changes" in run.output

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from gpucluster.bootstrap import metadata_guard
+from gpucluster.resolved import resolve
 from tests.bootstrap.test_head_update import _booted_head, _publish, _resized
 from tests.bootstrap_runs import abandoned, example
 from tests.shell_harness import Node, Run
@@ -53,7 +54,7 @@ def test_each_role_guards_metadata_first_and_at_every_boot(
     assert run.index("iptables -w 60 -I OUTPUT 1") < run.index(MUNGE_KEY_READ)
     assert (node.state / "iptables-chain").read_text() == metadata_guard.rules()
     assert _output_rules(node) == [JUMP]
-    for path, text in metadata_guard.guard_files(node.cfg).items():
+    for path, text in metadata_guard.guard_files(resolve(node.cfg)).items():
         installed = node.root / path.lstrip("/")
         assert installed.read_text() == text
     script = node.root / metadata_guard.SCRIPT.lstrip("/")
@@ -73,7 +74,7 @@ def test_the_rules_let_root_on_and_refuse_everyone_else() -> None:
 
 
 def test_the_boot_unit_runs_the_guard_before_the_network() -> None:
-    unit = metadata_guard.guard_files(example("default"))[metadata_guard.UNIT_FILE].splitlines()
+    unit = metadata_guard.guard_files(resolve(example("default")))[metadata_guard.UNIT_FILE].splitlines()
     assert "DefaultDependencies=no" in unit
     assert "Before=network-pre.target shutdown.target" in unit and "Wants=network-pre.target" in unit
     assert f"ExecStart={metadata_guard.SCRIPT}" in unit

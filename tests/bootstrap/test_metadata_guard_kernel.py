@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from gpucluster.bootstrap import metadata_guard
+from gpucluster.resolved import resolve
 from tests.bootstrap_runs import example
 from tests.integration.prerequisites import unavailable
 
@@ -142,7 +143,7 @@ def namespace() -> Iterator[Namespace]:
 def guard(tmp_path: Path) -> Path:
     """The guard script exactly as every role's bundle carries it."""
     script = tmp_path / "gpucluster-imds-guard"
-    script.write_text(metadata_guard.guard_files(example("default"))[metadata_guard.SCRIPT])
+    script.write_text(metadata_guard.guard_files(resolve(example("default")))[metadata_guard.SCRIPT])
     script.chmod(0o755)
     return script
 

@@ -43,7 +43,7 @@ def test_bundle_has_every_role_and_group(cfg) -> None:
         assert f"{tree}/usr/local/sbin/gpucluster-healthcheck" in files
         assert f"{tree}/etc/enroot/enroot.conf" in files
         assert f'SLURMD_CONF="{conf_line_of(cfg, group)}"' in files["conf/cluster.sh"]
-        lustre_efa = lustre_efa_interfaces(cfg, resolve(cfg).group(group.name))
+        lustre_efa = lustre_efa_interfaces(resolve(cfg), resolve(cfg).group(group.name))
         assert f"LUSTRE_EFA_INTERFACES={lustre_efa}" in files["conf/cluster.sh"]
 
 

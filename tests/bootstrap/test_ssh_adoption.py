@@ -9,6 +9,7 @@ import tarfile
 from pathlib import Path
 
 from gpucluster.bootstrap import ssh_adoption
+from gpucluster.resolved import resolve
 from tests.bootstrap_runs import abandoned, example
 from tests.shell_downloads import slurm_package_fixture
 from tests.shell_harness import INSTANCE_ID, Node
@@ -20,7 +21,7 @@ def _account_lines(text: str) -> list[list[str]]:
 
 
 def test_admins_first_then_pam_slurm_adopt_denying_whatever_it_cannot_adopt() -> None:
-    files = ssh_adoption.adoption_files(example("default"))
+    files = ssh_adoption.adoption_files(resolve(example("default")))
     account = _account_lines(files["/etc/pam.d/gpucluster-slurm-adopt"])
     assert account == [
         ["account", "sufficient", "pam_access.so", "accessfile=/etc/security/gpucluster-ssh-access.conf"],
@@ -58,7 +59,7 @@ def test_compute_bootstrap_puts_adoption_into_sshd_only(tmp_path: Path) -> None:
     assert (node.root / "etc/pam.d/common-session").read_text() == COMMON_SESSION
     # The node's own Slurm name in the account line, as ssh_adoption.for_node writes it.
     node_name = f"gpu-{INSTANCE_ID}"
-    for path, text in ssh_adoption.adoption_files(node.cfg).items():
+    for path, text in ssh_adoption.adoption_files(resolve(node.cfg)).items():
         assert (node.root / path.lstrip("/")).read_text() == ssh_adoption.for_node(text, node_name)
     assert f"nodename={node_name}" in (node.root / "etc/pam.d/gpucluster-slurm-adopt").read_text()
 

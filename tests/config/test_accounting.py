@@ -67,8 +67,8 @@ def test_a_team_setup_is_valid_and_resolved():
     assert dict(accounting.default_qos) == {"team-a": "long", "team_b": "normal", "ops": "normal"}
     assert accounting.external_host is None and accounting.slurmdbd_port == 6819
     database = accounting.database
-    assert database.config.instance_class == "db.t4g.small"
-    assert database.config.storage_gib == 20
+    assert database.instance_class == "db.t4g.small"
+    assert database.storage_gib == 20
     assert database.availability_zone == "us-east-2a"
     assert database.second_availability_zone == "us-east-2b"
     assert database.existing_subnet_ids is None

@@ -3,6 +3,8 @@ stack shares."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import yaml
 
 from gpucluster.eks import labels, storage
@@ -32,15 +34,12 @@ def test_deployed_fsx_facts_replace_the_placeholders():
         "dnsname": "fs-0123.fsx.us-east-2.amazonaws.com",
         "mountname": "abcdefgh",
     }
-    assert volume["spec"]["capacity"]["storage"] == f"{cluster.config.storage.fsx_lustre.storage_gib}Gi"
+    assert volume["spec"]["capacity"]["storage"] == f"{cluster.fsx_lustre.storage_gib}Gi"
 
 
 def test_without_fsx_no_volume_is_written_or_mounted():
     cluster = shape_cluster("p5.48xlarge", True)
-    config = cluster.config.model_copy(
-        update={"storage": cluster.config.storage.model_copy(update={"fsx_lustre": None})}
-    )
-    bare = cluster.__class__(**{**cluster.__dict__, "config": config})
+    bare = dataclasses.replace(cluster, fsx_lustre=None)
     objects = list(yaml.safe_load_all(render_manifests(bare)["objects.yaml"]))
     assert [d["kind"] for d in objects] == ["Namespace", "StorageClass", "ClusterRole", "ClusterRoleBinding"]
     values = nodeset_values(bare, bare.groups[0])

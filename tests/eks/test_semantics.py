@@ -9,9 +9,11 @@ import re
 
 import pytest
 
+from gpucluster.config.loader import load_config
 from gpucluster.efa import efa_count
 from gpucluster.eks import images, labels, slinky_values
 from gpucluster.resolved import resolve
+from tests.conftest import REPO
 from tests.eks.conftest import SHAPES
 
 GRES = re.compile(r"\bGres=gpu:(?P<type>[a-z0-9_]+):(?P<count>\d+)\b")
@@ -58,7 +60,7 @@ def test_gpu_limit_equals_gres_count_and_catalog(rendered, clusters, name):
 def test_efa_limit_is_the_catalogs_count(rendered, clusters, name):
     for group, nodeset in nodesets(rendered, clusters, name):
         limits = slurmd_limits(nodeset)
-        if group.config.efa:
+        if group.efa_count > 0:
             assert limits[slinky_values.EFA_RESOURCE] == efa_count(group.instance)
             assert limits[slinky_values.EFA_RESOURCE] == group.instance.max_efa_interfaces
         else:
@@ -165,7 +167,7 @@ def test_fsx_and_controller_state_volumes(rendered, clusters, name):
     (claim,) = of_kind(docs, "PersistentVolumeClaim")
     assert claim["spec"]["volumeName"] == volume["metadata"]["name"]
     assert volume["spec"]["csi"]["driver"] == "fsx.csi.aws.com"
-    mount_point = clusters[name].config.storage.fsx_lustre.mount_point
+    mount_point = clusters[name].fsx_lustre.mount_point
     for _, nodeset in nodesets(rendered, clusters, name):
         assert {"name": "fsx", "mountPath": mount_point} in nodeset["spec"]["slurmd"]["volumeMounts"]
         claims = [
@@ -192,12 +194,10 @@ def test_accounting_cr_writes_to_the_clusters_database(rendered, clusters):
     assert of_kind(rendered["p5"], "Accounting") == []
 
 
-def test_accounting_with_an_external_slurmdbd(clusters):
-    mixed = clusters["example-mixed"]
-    external = mixed.config.accounting.model_copy(
-        update={"database": None, "external": "dbd.example.com:7031"}
-    )
-    cluster = resolve(mixed.config.model_copy(update={"accounting": external}))
+def test_accounting_with_an_external_slurmdbd():
+    mixed = load_config(REPO / "examples" / "mixed.yaml")
+    external = mixed.accounting.model_copy(update={"database": None, "external": "dbd.example.com:7031"})
+    cluster = resolve(mixed.model_copy(update={"accounting": external}))
     assert slinky_values.accounting_values(cluster) == {
         "enabled": True,
         "external": True,

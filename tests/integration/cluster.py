@@ -150,7 +150,8 @@ class SlurmCluster:
         for the suite look for them, as a compute node keeps them under /opt/gpucluster/lib;
         the test nodes share this file system. Returns that directory."""
         lib_dir = self.root / "lib"
-        for path, text in node_lib_files(cfg or self.cfg, self.group, str(lib_dir)).items():
+        resolved = resolve(cfg or self.cfg)
+        for path, text in node_lib_files(resolved, resolved.group(self.group.name), str(lib_dir)).items():
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             Path(path).write_text(text)
         return str(lib_dir)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from gpucluster.bootstrap.container_runtime import COMPUTE_ENROOT, ENROOT_HOOKS, EnrootPaths, enroot_conf
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
+from gpucluster.resolved import resolve
 from tests.integration.host import run
 from tests.integration.installs import SlurmInstall
 from tests.integration.prerequisites import unavailable
@@ -142,7 +143,9 @@ def install_enroot(
     _make_enroot_directories(paths)
     shutil.copytree(build / "etc" / "enroot", node.sysconf_dir)
     shutil.copytree(build / "usr" / "share" / "enroot", prefix / "usr" / "share" / "enroot")
-    (node.sysconf_dir / "enroot.conf").write_text(enroot_conf(cfg, f"compute group {group.name}", paths))
+    (node.sysconf_dir / "enroot.conf").write_text(
+        enroot_conf(resolve(cfg), f"compute group {group.name}", paths)
+    )
     for hook in ENROOT_HOOKS:
         shutil.copy2(
             prefix / "usr" / "share" / "enroot" / "hooks.d" / hook, node.sysconf_dir / "hooks.d" / hook

@@ -222,7 +222,7 @@ def write_site_files(
 
 def _mount_shared_file_systems(cfg: ClusterConfig, site: SlurmSite, teardown: Teardown) -> None:
     """Bind mounts stand in for EFS /home and FSx: the health check needs mount points."""
-    for mount in slurm_conf.required_mounts(cfg, site):
+    for mount in slurm_conf.required_mounts(resolve(cfg), site):
         Path(mount).mkdir(parents=True, exist_ok=True)
         run("mount", "--bind", mount, mount)
         teardown.push(f"mount {mount}", lambda m=mount: run("umount", "-l", m, check=False))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
 from tests.integration.accounting_daemons import ACCOUNT_USER
 from tests.integration.cluster import SlurmCluster
@@ -138,7 +139,7 @@ def test_compute_node_srun_runs_in_the_image(cluster: SlurmCluster, enroot_node:
 def _shared_mount(cluster: SlurmCluster) -> tuple[Path, str]:
     """A shared file system (FSx, else /home) where the test nodes have it, and its
     production path, where the job mounts it in the container."""
-    on_host = slurm_conf.required_mounts(cluster.cfg, cluster.site)[-1]
+    on_host = slurm_conf.required_mounts(resolve(cluster.cfg), cluster.site)[-1]
     return Path(on_host), on_host.removeprefix(cluster.site.mount_root)
 
 

@@ -22,6 +22,7 @@ import pytest
 from gpucluster.jobs.validation import job_path
 from gpucluster.launch.node_lib import python_requirements
 from gpucluster.launch.torchrun import JOB
+from gpucluster.resolved import resolve
 from tests.integration.cluster import SlurmCluster
 from tests.integration.prerequisites import unavailable
 from tests.integration.test_torchrun_job import DONE, launcher_env, sbatch
@@ -43,7 +44,7 @@ def _python() -> Path:
 
 @pytest.fixture(scope="session")
 def wheelhouse(slurm_cluster: SlurmCluster) -> Path:
-    requirements = python_requirements(slurm_cluster.cfg)
+    requirements = python_requirements(resolve(slurm_cluster.cfg))
     key = hashlib.sha256("\n".join([str(_python()), *requirements]).encode()).hexdigest()[:12]
     target = WHEELHOUSE_CACHE / key
     if (target / ".complete").exists():

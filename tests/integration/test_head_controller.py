@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from gpucluster.bootstrap.cluster_conf import SLURMCTLD_LOCK_BUSY_EXIT, SLURMCTLD_RESTART_KEYS
+from gpucluster.resolved import resolve
 from gpucluster.slurm.conf import max_node_count
 from tests.bootstrap_runs import example
 from tests.integration.cluster import SlurmCluster
@@ -111,7 +112,7 @@ def test_a_new_max_node_count_is_applied_by_a_restart_that_keeps_the_nodes(clust
     assert "MaxNodeCount" in SLURMCTLD_RESTART_KEYS
     conf = Path(cluster.site.config_dir) / "slurm.conf"
     original = conf.read_text()
-    current = max_node_count(cluster.cfg)
+    current = max_node_count(resolve(cluster.cfg))
     try:
         conf.write_text(original.replace(f"MaxNodeCount={current}\n", f"MaxNodeCount={current + 7}\n"))
         cluster.stop_controller(hard=False)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpucluster import names
+from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm_release import PINNED_SLURM
 from tests.integration.cluster import SlurmCluster
@@ -52,7 +53,7 @@ def test_nodes_register_idle_with_gpus_features_and_partitions(cluster: SlurmClu
         info = cluster.node_info(name)
         assert "DYNAMIC_NORM" in node_states(info)
         assert info["NodeAddr"] == cluster.nodes[name].address
-        assert info["RealMemory"] == str(slurm_conf.real_memory_mib(group))
+        assert info["RealMemory"] == str(slurm_conf.real_memory_mib(resolve(cluster.cfg).group(group.name)))
     default = cluster.slurm("scontrol", "-o", "show", "partition", slurm_conf.SPANNING_PARTITION)
     assert "Default=YES" in default.stdout
 

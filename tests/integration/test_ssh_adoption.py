@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from gpucluster.bootstrap import ssh_adoption
+from gpucluster.resolved import resolve
 from tests.integration.accounting_daemons import ACCOUNT_USER
 from tests.integration.cluster import SlurmCluster
 from tests.integration.host import run
@@ -61,7 +62,7 @@ def pam_files(slurm_cluster: SlurmCluster) -> Iterator[Path]:
         root = Path(scratch)
         root.chmod(0o755)
         for node in slurm_cluster.nodes:
-            for path, text in ssh_adoption.adoption_files(slurm_cluster.cfg).items():
+            for path, text in ssh_adoption.adoption_files(resolve(slurm_cluster.cfg)).items():
                 directory = root / node / ("pam.d" if path.startswith("/etc/pam.d/") else "security")
                 directory.mkdir(parents=True, exist_ok=True)
                 (directory / Path(path).name).write_text(ssh_adoption.for_node(text, node))

@@ -55,9 +55,9 @@ def sourced(text: str, tmp_path: Path, *names: str) -> dict[str, str]:
 
 
 def test_an_efa_group_forces_the_ofi_plugin_and_the_efa_provider(tmp_path: Path) -> None:
-    cfg = load_config(REPO / "examples" / "default.yaml")
+    resolved = resolve(load_config(REPO / "examples" / "default.yaml"))
     values = sourced(
-        render_gpu_env(cfg, cfg.compute_groups[0]),
+        render_gpu_env(resolved, resolved.groups[0]),
         tmp_path,
         "NCCL_NET",
         "NCCL_NET_PLUGIN",
@@ -76,7 +76,10 @@ def test_an_efa_group_forces_the_ofi_plugin_and_the_efa_provider(tmp_path: Path)
 def test_a_group_without_efa_lets_nccl_choose_its_network(tmp_path: Path) -> None:
     cfg = load_config(REPO / "examples" / "default.yaml")
     group = cfg.compute_groups[0].model_copy(update={"efa": False})
-    values = sourced(render_gpu_env(cfg, group), tmp_path, "NCCL_NET", "FI_PROVIDER", "NCCL_NET_PLUGIN")
+    resolved = resolve(cfg.model_copy(update={"compute_groups": [group]}))
+    values = sourced(
+        render_gpu_env(resolved, resolved.groups[0]), tmp_path, "NCCL_NET", "FI_PROVIDER", "NCCL_NET_PLUGIN"
+    )
     assert values["NCCL_NET"] == "<unset>" and values["FI_PROVIDER"] == "<unset>"
     assert values["NCCL_NET_PLUGIN"] == "ofi"
 
@@ -87,7 +90,9 @@ def test_every_group_keeps_its_own_file_where_every_gpu_job_sources_it(cfg: Clus
     assert path == f"{NODE_LAYOUT.lib_dir}/gpu-env.sh"
     assert f'"{path}"' in bundle["conf/cluster.sh"]
     for group in cfg.compute_groups:
-        assert bundle[f"files/compute-{group.name}{path}"] == render_gpu_env(cfg, group)
+        assert bundle[f"files/compute-{group.name}{path}"] == render_gpu_env(
+            resolve(cfg), resolve(cfg).group(group.name)
+        )
         for job in (*NCCL_JOBS, "torchrun"):
             script = torchrun_of(cfg, group) if job == "torchrun" else job_of(cfg, group, job)
             assert f'readonly GPU_ENV="{path}"' in script, job
@@ -129,7 +134,8 @@ def test_the_training_image_agrees_with_the_file(cfg: ClusterConfig) -> None:
 
 
 def test_the_file_passes_shellcheck(cfg: ClusterConfig, tmp_path: Path) -> None:
-    files = {f"/{group.name}/gpu-env.sh": render_gpu_env(cfg, group) for group in cfg.compute_groups}
+    resolved = resolve(cfg)
+    files = {f"/{group.name}/gpu-env.sh": render_gpu_env(resolved, group) for group in resolved.groups}
     assert_shellcheck_clean(files, tmp_path)
 
 

@@ -13,6 +13,7 @@ import pytest
 from gpucluster.config.loader import load_config
 from gpucluster.launch.gpu_env import PLUGIN_FILE
 from gpucluster.launch.node_lib import node_lib_files, trainer_dir, trainer_sources
+from gpucluster.resolved import resolve
 from tests.jobs.rendered import torchrun_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -90,7 +91,8 @@ def test_the_reference_trainer_runs_from_the_node_files_alone(tmp_path: Path) ->
     pytest.importorskip("torch")
     cfg = load_config(REPO / "examples" / "default.yaml")
     lib_dir = str(tmp_path / "lib")
-    for path, text in node_lib_files(cfg, cfg.compute_groups[0], lib_dir).items():
+    resolved = resolve(cfg)
+    for path, text in node_lib_files(resolved, resolved.groups[0], lib_dir).items():
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text)
     assert "gpucluster/train/__main__.py" in trainer_sources()

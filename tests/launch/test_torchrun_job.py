@@ -191,7 +191,8 @@ def _script(tmp_path: Path) -> Path:
     cfg = load_config(REPO / "examples" / "default.yaml")
     group = cfg.compute_groups[0]
     lib_dir = str(tmp_path / "lib")
-    for path, text in node_lib_files(cfg, group, lib_dir).items():
+    resolved = resolve(cfg)
+    for path, text in node_lib_files(resolved, resolved.group(group.name), lib_dir).items():
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text)
     script = tmp_path / "torchrun.sbatch"

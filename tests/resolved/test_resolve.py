@@ -22,14 +22,59 @@ INSTANCE = "i-0123456789abcdef0"
 
 
 @pytest.fixture(scope="module")
-def mixed() -> ResolvedCluster:
-    return resolve(load_config(MIXED))
+def mixed_config() -> ClusterConfig:
+    return load_config(MIXED)
+
+
+@pytest.fixture(scope="module")
+def mixed(mixed_config: ClusterConfig) -> ResolvedCluster:
+    return resolve(mixed_config)
 
 
 def test_groups_keep_the_config_order_with_their_catalog_entries(mixed: ResolvedCluster) -> None:
     assert [group.name for group in mixed.groups] == ["train", "dev", "eval"]
     assert [group.instance.name for group in mixed.groups] == ["p5.48xlarge", "g6e.48xlarge", "g6e.12xlarge"]
-    assert mixed.group("dev").config is mixed.config.compute_groups[1]
+
+
+def test_a_group_carries_its_size_capacity_disk_and_time_limits(mixed: ResolvedCluster) -> None:
+    train, dev, eval_ = mixed.groups
+    assert [group.count for group in mixed.groups] == [8, 2, 1]
+    assert [group.capacity_type for group in mixed.groups] == ["capacity-block", "on-demand", "odcr"]
+    assert {group.root_volume_gib for group in mixed.groups} == {512}
+    # A Capacity Block gets no placement group of the cluster's; an ODCR keeps the one it was made in.
+    assert [group.creates_placement_group for group in mixed.groups] == [False, True, False]
+    assert [group.existing_placement_group for group in mixed.groups] == [None, None, "eval-odcr"]
+    # The block's MaxTime is its length (14 days); the others default to 7 days.
+    assert [group.max_time_minutes for group in mixed.groups] == [14 * 24 * 60, 7 * 24 * 60, 7 * 24 * 60]
+    assert train.default_time_minutes == dev.default_time_minutes == eval_.default_time_minutes == 60
+
+
+def test_the_cluster_carries_the_sections_its_renderers_read(
+    mixed: ResolvedCluster, mixed_config: ClusterConfig
+) -> None:
+    assert (mixed.name, mixed.region, mixed.account, mixed.orchestrator) == (
+        mixed_config.name,
+        mixed_config.region,
+        mixed_config.account,
+        mixed_config.orchestrator,
+    )
+    assert mixed.fsx_lustre == mixed_config.storage.fsx_lustre
+    assert (mixed.image, mixed.head_node, mixed.login_nodes) == (
+        mixed_config.image,
+        mixed_config.head_node,
+        mixed_config.login_nodes,
+    )
+    assert (mixed.health, mixed.validation, mixed.monitoring) == (
+        mixed_config.health,
+        mixed_config.validation,
+        mixed_config.monitoring,
+    )
+    software = mixed_config.software
+    assert (mixed.software.enroot_version, mixed.software.pyxis_sha256, mixed.software.torch_version) == (
+        software.enroot_version,
+        software.pyxis_sha256,
+        software.torch_version,
+    )
 
 
 def test_an_efa_group_gets_every_efa_interface_of_its_type(mixed: ResolvedCluster) -> None:
@@ -47,7 +92,6 @@ def test_a_group_without_efa_has_the_primary_interface_only() -> None:
     # EFA-enabled FSx would need EFA clients; mixed.yaml's FSx is not EFA.
     cfg = ClusterConfig.model_validate(yaml.safe_load(text))
     dev = resolve(cfg).group("dev")
-    assert dev.config.efa is False
     assert dev.interfaces == ((0, 0, "interface"),)
     assert dev.efa_count == 0
 
@@ -77,9 +121,9 @@ def test_the_cluster_names(mixed: ResolvedCluster) -> None:
     assert (named.image_dir, named.training_squashfs) == ("/fsx/containers", "")
 
 
-def test_the_slurm_release_and_its_source(mixed: ResolvedCluster) -> None:
+def test_the_slurm_release_and_its_source(mixed: ResolvedCluster, mixed_config: ClusterConfig) -> None:
     slurm = mixed.slurm
-    assert slurm.version == PINNED_SLURM == mixed.config.software.slurm
+    assert slurm.version == PINNED_SLURM == mixed_config.software.slurm
     assert slurm.source_sha256 == PINNED_SHA256
     assert slurm.source_tarball.name == f"slurm-{PINNED_SLURM}.tar.gz"
     assert slurm.source_object_key == hashlib.sha256(PINNED_SHA256.encode()).hexdigest() + ".gz"
@@ -107,8 +151,11 @@ def test_an_unknown_group_is_named_in_the_error(mixed: ResolvedCluster) -> None:
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda path: path.stem)
 def test_every_example_resolves(path: Path) -> None:
-    resolved = resolve(load_config(path))
-    assert [group.config for group in resolved.groups] == resolved.config.compute_groups
+    cfg = load_config(path)
+    resolved = resolve(cfg)
+    assert [(group.name, group.count, group.instance.name) for group in resolved.groups] == [
+        (group.name, group.count, group.instance_type) for group in cfg.compute_groups
+    ]
 
 
 def test_the_network_the_cluster_creates(mixed: ResolvedCluster) -> None:
@@ -128,9 +175,9 @@ def test_how_each_group_is_bought(mixed: ResolvedCluster) -> None:
     ]
 
 
-def test_ecr_repositories_as_sorted_arns(mixed: ResolvedCluster) -> None:
+def test_ecr_repositories_as_sorted_arns(mixed: ResolvedCluster, mixed_config: ClusterConfig) -> None:
     assert mixed.ecr_repository_arns is None  # unset: every repository of the account
-    software = mixed.config.software.model_copy(
+    software = mixed_config.software.model_copy(
         update={
             "ecr_repositories": [
                 "123456789012.dkr.ecr.us-east-2.amazonaws.com/train",
@@ -139,10 +186,10 @@ def test_ecr_repositories_as_sorted_arns(mixed: ResolvedCluster) -> None:
             ]
         }
     )
-    listed = resolve(mixed.config.model_copy(update={"software": software}))
+    listed = resolve(mixed_config.model_copy(update={"software": software}))
     assert listed.ecr_repository_arns == (
         "arn:aws:ecr:us-east-2:123456789012:repository/team/*",
         "arn:aws:ecr:us-east-2:123456789012:repository/train",
     )
-    none = mixed.config.software.model_copy(update={"ecr_repositories": []})
-    assert resolve(mixed.config.model_copy(update={"software": none})).ecr_repository_arns == ()
+    none = mixed_config.software.model_copy(update={"ecr_repositories": []})
+    assert resolve(mixed_config.model_copy(update={"software": none})).ecr_repository_arns == ()

@@ -32,7 +32,7 @@ def test_each_instance_types_gres_is_what_nvml_will_name_it(instance_type):
     """slurmd renames a detected GPU to the registered type that is a substring of its NVML
     name (case-insensitive); a type that is not would leave every GPU of the node unmatched."""
     instance = load_catalog().get(instance_type)
-    registered = slurm_conf.gres(with_groups(instance_type).compute_groups[0])
+    registered = slurm_conf.gres(resolve(with_groups(instance_type)).groups[0])
     assert registered == f"gpu:{instance.slurm_gpu_type}:{instance.gpu_count}"
     assert instance.slurm_gpu_type in slurm_system_type(NVML_NAMES[instance.gpu_model])
 

@@ -15,6 +15,7 @@ from gpucluster.agents import health_reasons
 from gpucluster.config import ClusterConfig
 from gpucluster.config.loader import load_config
 from gpucluster.efa import efa_count
+from gpucluster.resolved import resolve
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.health_probes import ProbeTimeouts
 from tests.conftest import REPO
@@ -176,6 +177,6 @@ class TestHealthcheck:
         raw = yaml.safe_load((REPO / "examples" / "default.yaml").read_text())
         raw["storage"]["fsx_lustre"] = None
         cfg = ClusterConfig.model_validate(raw)
-        assert slurm_conf.required_mounts(cfg) == ["/home"]
+        assert slurm_conf.required_mounts(resolve(cfg)) == ["/home"]
         node = self.healthy(tmp_path, mounted={"/home"})
         assert run_healthcheck(node, cfg, "--pre-join").returncode == 0

@@ -59,7 +59,7 @@ class TestSlurmConf:
     def test_max_node_count_of_the_default_example(self):
         # 2 nodes, room to replace both, and the Capacity Block group's placeholder node.
         cfg = load_config(REPO / "examples" / "default.yaml")
-        assert slurm_conf.max_node_count(cfg) == 5
+        assert slurm_conf.max_node_count(resolve(cfg)) == 5
 
     def test_never_sets_cloud_dns(self, example):
         # Slurm 22.05 dynamic nodes break with cloud_dns.
@@ -89,7 +89,7 @@ class TestSlurmConf:
     def test_per_gpu_defaults_follow_the_catalog(self, example):
         conf = settings(slurm_conf.render_slurm_files(resolve(example)).slurm_conf)
         partitions = {f["_name"]: f for f in map(line_fields, conf["PartitionName"])}
-        for group in example.compute_groups:
+        for group in resolve(example).groups:
             instance = group.instance
             part = partitions[group.name]
             assert int(part["DefCpuPerGPU"]) == instance.vcpus // instance.gpu_count

@@ -37,7 +37,7 @@ class TestSlurmdConfLine:
     def test_memory_reserve_is_five_percent_rounded_in_favour_of_the_os(self):
         cfg = with_group("p5.48xlarge")
         # 2 TiB nominal; 5 % of 2097152 MiB is 104857.6 MiB, reserved as 104858.
-        assert slurm_conf.real_memory_mib(cfg.compute_groups[0]) == 2097152 - 104858
+        assert slurm_conf.real_memory_mib(resolve(cfg).groups[0]) == 2097152 - 104858
 
     def test_every_example_group_advertises_its_gpus(self, example):
         for group in example.compute_groups:
