@@ -23,7 +23,7 @@ def fresh_environment():
 
 def _render() -> str:
     rendering.environment.cache_clear()
-    return rendering.render(TEMPLATE, cfg=SimpleNamespace(name="demo"))
+    return rendering.render(TEMPLATE, cluster=SimpleNamespace(name="demo"))
 
 
 def test_a_warm_cache_renders_what_a_cold_compile_renders(tmp_path: Path, monkeypatch, fresh_environment):
