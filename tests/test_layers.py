@@ -17,8 +17,8 @@ from tests.conftest import REPO
 # Lowest first; a module may import its own layer and the layers below it.
 LAYERS: dict[str, int] = {
     # the one error type, the catalog, how tables and progress print, how output directories
-    # are written, and the names the head node's agents share (they ship as plain scripts that
-    # import nothing else of gpucluster)
+    # are written, and the names the head node's agents share (they ship as the package tree
+    # of what they import, which holds nothing else of gpucluster)
     "gpucluster.bad_input": 0,
     "gpucluster.tables": 0,
     "gpucluster.progress": 0,
@@ -35,6 +35,8 @@ LAYERS: dict[str, int] = {
     "gpucluster.efa": 0,
     # where the package keeps the files it ships (templates, data, the agents' sources)
     "gpucluster.package_files": 0,
+    # the agents' package trees (the nodes' and each EKS function's), from their entry modules
+    "gpucluster.agent_package": 0,
     "gpucluster.agents.cluster_names": 0,
     # the drain reasons gpucluster's checks set and node_repair reads
     "gpucluster.agents.health_reasons": 0,
