@@ -1,24 +1,29 @@
-"""The head node's agents as the node runs them: plain scripts in a copy of the bundle,
-started by systemd units read the way systemd reads them."""
+"""The agents as the nodes and the Lambda runtime run them: `python3 -m` in a copy of the
+bundle's agents tree, or a function's package alone on sys.path, and the head's systemd units
+read the way systemd reads them."""
 
 from __future__ import annotations
 
-import ast
 import configparser
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
-from gpucluster.agents import EKS_FUNCTION_MODULES
+import boto3
+
+from gpucluster.agent_package import agent_tree, handler_module, write_tree
+from gpucluster.bootstrap.bundle import NODE_AGENTS
 from gpucluster.rendering import render
-from gpucluster.resolved.node_layout import NODE_LAYOUT
+from gpucluster.resolved.node_layout import AGENTS_TREE, NODE_LAYOUT
 from tests.conftest import REPO
 
-AGENTS = REPO / "gpucluster" / "agents"
 UNIT_TEMPLATES = REPO / "templates" / "systemd"
+# Where the test environment's boto3 and botocore lie, all a node's python3 and the Lambda
+# runtime have besides the standard library. The runs below add only this folder to a Python
+# started with -S: the environment's site would install its editable gpucluster, which answers
+# for any module of gpucluster that the tree lacks.
+SDK = str(Path(boto3.__file__).resolve().parents[1])
 
 
 def unit_names() -> list[str]:
@@ -31,27 +36,40 @@ def unit_text(name: str) -> str:
     return render(f"systemd/{name}.j2", node=NODE_LAYOUT)
 
 
+def bundle_tree(tmp_path: Path) -> Path:
+    """The bundle's agents tree as a node unpacks it (NodeLayout.agents_dir), under `tmp_path`."""
+    tree = tmp_path / "bundle" / AGENTS_TREE
+    if not tree.exists():
+        tree.mkdir(parents=True)
+        write_tree(agent_tree(NODE_AGENTS), tree)
+    return tree
+
+
+def files_under(directory: Path) -> dict[str, str]:
+    """Every file under `directory` by its path there, as agent_tree keys a tree."""
+    return {
+        path.relative_to(directory).as_posix(): path.read_text()
+        for path in directory.rglob("*")
+        if path.is_file()
+    }
+
+
 def run_from_bundle_copy(
-    tmp_path: Path, script: str, *args: str, tools: Path | None = None
+    tmp_path: Path, module: str, *args: str, tools: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Copy the agents into a bundle directory under `tmp_path` and run `script` there with
-    this interpreter, without the caller's GPUCLUSTER_* settings; programs in `tools` come first on PATH."""
-    bundle = tmp_path / "bundle" / "agents"
-    if not bundle.exists():
-        bundle.mkdir(parents=True)
-        for path in AGENTS.glob("*.py"):
-            if path.name not in EKS_FUNCTION_MODULES:  # as the bundle has them
-                shutil.copy(path, bundle / path.name)
+    """Run the agent `module` as its unit does, `python3 -m` in a copy of the bundle's agents
+    tree under `tmp_path`, with this interpreter, the SDK and without the caller's GPUCLUSTER_*
+    settings; programs in `tools` come first on PATH."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUCLUSTER_")}
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env |= {"PYTHONPATH": SDK, "PYTHONDONTWRITEBYTECODE": "1"}
     if tools is not None:
         env["PATH"] = f"{tools}:{env['PATH']}"
     return subprocess.run(
-        [sys.executable, str(bundle / script), *args],
+        [sys.executable, "-S", "-m", module, *args],
         capture_output=True,
         text=True,
         env=env,
-        cwd=tmp_path,
+        cwd=bundle_tree(tmp_path),
         check=False,
     )
 
@@ -64,36 +82,23 @@ def systemd_unit(name: str) -> configparser.ConfigParser:
     return parser
 
 
-def assert_package_imports_only_itself_and_the_sdk(package: Sequence[str]) -> None:
-    """A Lambda function's package (agent module file names) imports nothing but its own
-    modules, the standard library and the SDK the runtime includes."""
-    allowed = set(sys.stdlib_module_names) | {"boto3", "botocore"} | {n.removesuffix(".py") for n in package}
-    for name in package:
-        for node in ast.walk(ast.parse((AGENTS / name).read_text())):
-            if isinstance(node, ast.Import):
-                roots = {alias.name.split(".")[0] for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                roots = {(node.module or "").split(".")[0]}
-            else:
-                continue
-            assert roots <= allowed, f"{name} imports {roots - allowed}"
-
-
 def run_in_package(
-    tmp_path: Path, package: Sequence[str], code: str, settings: dict[str, str]
+    tmp_path: Path, handler: str, code: str, settings: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
-    """Run `code` as a Lambda function's runtime would: isolated Python (-I: no site-packages
-    but the SDK the test interpreter has, no PYTHONPATH) with a copy of exactly `package` (agent
-    module file names) first on sys.path, the caller's GPUCLUSTER_* settings dropped and
-    `settings` set."""
+    """Run `code` as a Lambda function's runtime would: isolated Python (-I -S: no PYTHONPATH,
+    no site) with the package of `handler` first on sys.path and the SDK after it, the caller's
+    GPUCLUSTER_* settings dropped and `settings` set. The handler's module is imported first."""
     directory = tmp_path / "package"
     directory.mkdir()
-    for name in package:
-        shutil.copy(AGENTS / name, directory / name)
+    write_tree(agent_tree((handler_module(handler),)), directory)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUCLUSTER_") and k != "PYTHONPATH"}
     env |= {**settings, "PYTHONDONTWRITEBYTECODE": "1"}
+    prelude = (
+        f"import sys; sys.path.insert(0, {str(directory)!r}); sys.path.append({SDK!r})\n"
+        f"import {handler_module(handler)}\n"
+    )
     return subprocess.run(
-        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(directory)!r})\n{code}"],
+        [sys.executable, "-I", "-S", "-c", prelude + code],
         env=env,
         capture_output=True,
         text=True,

@@ -3,11 +3,13 @@ a loud refusal of what the nodes and the Lambda runtime cannot import."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
 
 from gpucluster.agent_package import PackagingError, agent_tree, handler_module, module_tree
+from gpucluster.bootstrap.bundle import NODE_AGENTS
 
 
 def package(tmp_path: Path, modules: dict[str, str]) -> Path:
@@ -77,6 +79,19 @@ def test_a_relative_import_or_a_missing_module_fails_the_build(tmp_path):
         module_tree(("gpucluster.agents.entry",), root)
     with pytest.raises(PackagingError, match="gpucluster.agents.gone is imported or named"):
         module_tree(("gpucluster.agents.gone",), root)
+
+
+def test_the_tree_is_the_same_on_every_build_and_in_path_order():
+    first = dict(agent_tree(NODE_AGENTS))
+    again = dict(module_tree(NODE_AGENTS))
+    assert first == again and list(first) == sorted(first)
+    assert list(module_tree(tuple(reversed(NODE_AGENTS)))) == list(first)
+
+
+def test_the_shipped_package_init_imports_nothing():
+    # Python imports gpucluster/__init__.py before any agent: it must stay import-light.
+    init = agent_tree(NODE_AGENTS)["gpucluster/__init__.py"]
+    assert not [node for node in ast.walk(ast.parse(init)) if isinstance(node, ast.Import | ast.ImportFrom)]
 
 
 def test_a_handler_s_module_is_its_dotted_path_less_the_function():

@@ -31,7 +31,6 @@ from gpucluster.agents.accounting_secret_settings import (
     KUBERNETES_GROUP,
     NAME_PROPERTY,
     NAMESPACE_PROPERTY,
-    PACKAGE,
     RESOURCE_TYPE,
     SECRET_ARN_PROPERTY,
     SECRET_FIELD_PROPERTY,
@@ -67,7 +66,6 @@ class AccountingPasswordSecret(Construct):
             role=role,
             log_group=log_group,
             handler=HANDLER,
-            package=PACKAGE,
             environment=environment,
             description=f"gpucluster {name}: write the accounting database's password Secret",
         )

@@ -1,14 +1,16 @@
-"""A scheduled agent function of the EKS stack: a package of a few agent modules, run every
-minute by an EventBridge schedule, with its own role and log group. The Capacity Block scaler
-(block_scaler.py) and the topology writer (topology_writer.py) are built by it; each adds its
-own statements to the role. The accounting password writer (accounting_secret.py) is the same
-function without the schedule. The topology writer and the password writer reach the
-Kubernetes API the same way (kubernetes_access).
+"""A scheduled agent function of the EKS stack: its handler's agent module and what that
+imports (gpucluster.agent_package), run every minute by an EventBridge schedule, with its own
+role and log group. The Capacity Block scaler (block_scaler.py) and the topology writer
+(topology_writer.py) are built by it; each adds its own statements to the role. The accounting
+password writer (accounting_secret.py) is the same function without the schedule. The topology
+writer and the password writer reach the Kubernetes API the same way (kubernetes_access).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
 from typing import cast
 
 import aws_cdk as cdk
@@ -20,9 +22,9 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from gpucluster.agent_package import agent_tree, handler_module, write_tree
 from gpucluster.agents.cluster_names import CLUSTER_SETTING
 from gpucluster.agents.kube_api import CA_SETTING, ENDPOINT_SETTING
-from gpucluster.package_files import AGENTS
 
 # The newest Python runtime Lambda offers (Lambda developer guide, "Building Lambda functions
 # with Python"); it includes boto3, the packages' only dependency.
@@ -72,26 +74,31 @@ def packaged_function(
     role: iam.Role,
     log_group: logs.LogGroup,
     handler: str,
-    package: Sequence[str],
     environment: Mapping[str, str],
     description: str,
 ) -> lambda_.Function:
-    """The function (exactly the modules `package` names); the role may write the log group
-    too. Run by a schedule (agent_function) or by CloudFormation (a custom resource's)."""
+    """The function, its package the tree of what `handler`'s module imports and nothing else;
+    the role may write the log group too. Run by a schedule (agent_function) or by
+    CloudFormation (a custom resource's)."""
     log_group.grant_write(role)
-    function = lambda_.Function(
-        scope,
-        "Function",
-        runtime=RUNTIME,
-        handler=handler,
-        code=lambda_.Code.from_asset(str(AGENTS), exclude=["*", *(f"!{name}" for name in package)]),
-        role=role,
-        timeout=TIMEOUT,
-        memory_size=256,
-        log_group=log_group,
-        environment=dict(environment),
-        description=description,
-    )
+    # The function copies its code into the cloud assembly while it is made, as an asset named
+    # by the hash of the files' paths and contents; so the directory they are written to need
+    # not outlive it, and the asset is the same on every synth.
+    with tempfile.TemporaryDirectory(prefix="gpucluster-function-") as directory:
+        write_tree(agent_tree((handler_module(handler),)), Path(directory))
+        function = lambda_.Function(
+            scope,
+            "Function",
+            runtime=RUNTIME,
+            handler=handler,
+            code=lambda_.Code.from_asset(directory),
+            role=role,
+            timeout=TIMEOUT,
+            memory_size=256,
+            log_group=log_group,
+            environment=dict(environment),
+            description=description,
+        )
     # aws-cdk-lib writes a DependsOn on the role beside the GetAtt that already orders them
     # (cfn-lint W3005), as on the kubectl provider's functions (kubectl.py).
     cast(cdk.CfnResource, function.node.default_child).add_metadata(
@@ -106,7 +113,6 @@ def agent_function(
     role: iam.Role,
     log_group: logs.LogGroup,
     handler: str,
-    package: Sequence[str],
     environment: Mapping[str, str],
     description: str,
     schedule_description: str,
@@ -117,7 +123,6 @@ def agent_function(
         role=role,
         log_group=log_group,
         handler=handler,
-        package=package,
         environment=environment,
         description=description,
     )

@@ -8,7 +8,7 @@ the deploy (the EC2 path's reason too, constructs_lib/compute_fleet.py).
 
 The function may describe and resize only this cluster's Capacity Block node groups (their
 ARNs), read Capacity Reservations (an EC2 Describe call takes no resource ARN) and write its
-own log group. Its package is the six agent modules it runs (PACKAGE), nothing else.
+own log group. Its package is the agent modules the scaler imports, nothing else.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from gpucluster.agents.cluster_names import CLUSTER_SETTING
 from gpucluster.agents.nodegroup_settings import (
     GROUPS_SETTING,
     HANDLER,
-    PACKAGE,
     BlockNodeGroup,
     groups_setting,
 )
@@ -76,7 +75,6 @@ class BlockScaler(Construct):
             role=role,
             log_group=log_group,
             handler=HANDLER,
-            package=PACKAGE,
             environment={
                 CLUSTER_SETTING: props.cluster_name,
                 GROUPS_SETTING: groups_setting([group for group, _ in props.groups]),

@@ -25,7 +25,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from gpucluster.agents.topology_writer_settings import HANDLER, KUBERNETES_GROUP, PACKAGE
+from gpucluster.agents.topology_writer_settings import HANDLER, KUBERNETES_GROUP
 from gpucluster.constructs_lib.eks.agent_function import agent_function, agent_role, kubernetes_access
 from gpucluster.constructs_lib.nag import acknowledge
 
@@ -58,7 +58,6 @@ class TopologyWriter(Construct):
             role=role,
             log_group=log_group,
             handler=HANDLER,
-            package=PACKAGE,
             environment=environment,
             description=f"gpucluster {name}: place EKS compute nodes in Slurm's topology",
             schedule_description=f"gpucluster {name}: run the EKS topology writer",

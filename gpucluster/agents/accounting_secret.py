@@ -31,49 +31,27 @@ import logging
 import os
 import urllib.request
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-# mypy checks the package layout; the function's flat package imports the same modules.
-if TYPE_CHECKING or __package__:
-    from . import runtime
-    from .accounting_secret_settings import (
-        KEY_PROPERTY,
-        NAME_PROPERTY,
-        NAMESPACE_PROPERTY,
-        SECRET_ARN_PROPERTY,
-        SECRET_FIELD_PROPERTY,
-    )
-    from .cluster_names import CLUSTER_SETTING
-    from .kube_api import (
-        CA_SETTING,
-        ENDPOINT_SETTING,
-        KubeApi,
-        KubeApiError,
-        opener,
-        redact,
-        tls_context,
-        token,
-    )
-else:  # run as the Lambda function's handler, where the sibling modules are top-level
-    import runtime
-    from accounting_secret_settings import (
-        KEY_PROPERTY,
-        NAME_PROPERTY,
-        NAMESPACE_PROPERTY,
-        SECRET_ARN_PROPERTY,
-        SECRET_FIELD_PROPERTY,
-    )
-    from cluster_names import CLUSTER_SETTING
-    from kube_api import (
-        CA_SETTING,
-        ENDPOINT_SETTING,
-        KubeApi,
-        KubeApiError,
-        opener,
-        redact,
-        tls_context,
-        token,
-    )
+from gpucluster.agents import runtime
+from gpucluster.agents.accounting_secret_settings import (
+    KEY_PROPERTY,
+    NAME_PROPERTY,
+    NAMESPACE_PROPERTY,
+    SECRET_ARN_PROPERTY,
+    SECRET_FIELD_PROPERTY,
+)
+from gpucluster.agents.cluster_names import CLUSTER_SETTING
+from gpucluster.agents.kube_api import (
+    CA_SETTING,
+    ENDPOINT_SETTING,
+    KubeApi,
+    KubeApiError,
+    opener,
+    redact,
+    tls_context,
+    token,
+)
 
 LOG = logging.getLogger("accounting-secret")
 SUCCESS, FAILED = "SUCCESS", "FAILED"

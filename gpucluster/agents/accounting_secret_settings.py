@@ -1,5 +1,5 @@
 """What the EKS stack hands accounting_secret: the custom resource's property names, the
-Kubernetes group its access entry maps the function to, and the files its package holds.
+Kubernetes group its access entry maps the function to, and its handler.
 
 Standard library only, like topology_writer_settings: the synth reads these, and importing
 accounting_secret itself would load the AWS SDK into every synth.
@@ -20,12 +20,5 @@ RESOURCE_TYPE = "Custom::GpuclusterKubernetesSecret"
 # may create Secrets in the namespace and update only the one it writes
 # (gpucluster.eks.accounting_password.writer_rbac).
 KUBERNETES_GROUP = "gpucluster:accounting-password-writer"
-HANDLER = "accounting_secret.handler"
-# The function's package: the handler's module and every module it imports, nothing else.
-PACKAGE = (
-    "accounting_secret.py",
-    "accounting_secret_settings.py",
-    "kube_api.py",
-    "runtime.py",
-    "cluster_names.py",
-)
+# The function's package is what the handler's module imports, followed (gpucluster.agent_package).
+HANDLER = "gpucluster.agents.accounting_secret.handler"

@@ -22,14 +22,10 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING or __package__:
-    from . import runtime
-    from .scontrol import CommandResult, Runner, run_command
-else:  # run from the bundle's agents/ directory
-    import runtime
-    from scontrol import CommandResult, Runner, run_command
+from gpucluster.agents import runtime
+from gpucluster.agents.scontrol import CommandResult, Runner, run_command
 
 LOG = logging.getLogger("accounts")
 

@@ -24,30 +24,18 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-# mypy checks the package layout; the bundle's flat layout imports the same modules.
-if TYPE_CHECKING or __package__:
-    from . import emf, runtime
-    from . import metric_names as m
-    from .block_decision import DEFAULT_GRACE, SCALE_IN_LEAD, Decision, decide, iso_minute
-    from .capacity_aws import BlockStatus, ControllerError, apply_desired_capacity, read_block
-    from .cluster_names import compute_groups_path
-    from .compute_groups import ComputeGroup, load_groups
-    from .maintenance import MaintenanceWindow, ensure_maintenance
-    from .scontrol import Runner, ScontrolError, run_command
-else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
-    import emf
-    import metric_names as m
-    import runtime
-    from block_decision import DEFAULT_GRACE, SCALE_IN_LEAD, Decision, decide, iso_minute
-    from capacity_aws import BlockStatus, ControllerError, apply_desired_capacity, read_block
-    from cluster_names import compute_groups_path
-    from compute_groups import ComputeGroup, load_groups
-    from maintenance import MaintenanceWindow, ensure_maintenance
-    from scontrol import Runner, ScontrolError, run_command
+from gpucluster.agents import emf, runtime
+from gpucluster.agents import metric_names as m
+from gpucluster.agents.block_decision import DEFAULT_GRACE, SCALE_IN_LEAD, Decision, decide, iso_minute
+from gpucluster.agents.capacity_aws import BlockStatus, ControllerError, apply_desired_capacity, read_block
+from gpucluster.agents.cluster_names import compute_groups_path
+from gpucluster.agents.compute_groups import ComputeGroup, load_groups
+from gpucluster.agents.maintenance import MaintenanceWindow, ensure_maintenance
+from gpucluster.agents.scontrol import Runner, ScontrolError, run_command
 
 LOG = logging.getLogger("capacity-controller")
 

@@ -1,9 +1,9 @@
 """Names the head node's agents share with the stacks and the bootstrap.
 
-Each format is written here once. The agents ship as plain scripts in the bootstrap
-bundle and import only the standard library and each other, so this module is where
-the rest of gpucluster takes these names from too (gpucluster.names re-exports them,
-and the bootstrap renders the node name format into the shell from here).
+Each format is written here once. The agents ship as the package tree of what they import
+(gpucluster.agent_package) and import only the standard library and each other, so this
+module is where the rest of gpucluster takes these names from too (gpucluster.names
+re-exports them, and the bootstrap renders the node name format into the shell from here).
 """
 
 from __future__ import annotations

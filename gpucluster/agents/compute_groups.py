@@ -16,15 +16,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-# mypy checks the package layout; the bundle's flat layout imports the same modules.
-if TYPE_CHECKING or __package__:
-    from .cluster_names import GROUP_NAME
-    from .cluster_names import compute_groups_path as groups_path
-else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
-    from cluster_names import GROUP_NAME
-    from cluster_names import compute_groups_path as groups_path
+from gpucluster.agents.cluster_names import GROUP_NAME
+from gpucluster.agents.cluster_names import compute_groups_path as groups_path
 
 CAPACITY_TYPES = ("capacity-block", "on-demand", "odcr")
 _GROUP_NAME = re.compile(f"^{GROUP_NAME}$")

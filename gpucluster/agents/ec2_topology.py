@@ -20,13 +20,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-# mypy checks the package layout; the bundle's flat layout imports the same modules.
-if TYPE_CHECKING or __package__:
-    from .cluster_names import INSTANCE_ID
-else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
-    from cluster_names import INSTANCE_ID
+from gpucluster.agents.cluster_names import INSTANCE_ID
 
 # Slurm names the topology a topology.conf describes "default" (topology.shtml, "Dynamic
 # Topology"); a node's unit is that name, then its switches from the root down, ':'-joined.

@@ -19,13 +19,8 @@ import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-# mypy checks the package layout; the bundle's flat layout imports the same modules.
-if TYPE_CHECKING or __package__:
-    from .metric_names import Metric
-else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
-    from metric_names import Metric
+from gpucluster.agents.metric_names import Metric
 
 # A directory under /var/log: the compute unit's LogsDirectory= names it.
 METRICS_LOG_DIR_NAME = "gpucluster-metrics"

@@ -12,7 +12,7 @@ followed by ": " is a person's.
 
 Slurm's own "Not responding" (slurmctld set the node DOWN after SlurmdTimeout) counts as
 unreachable: the instance may still come back, so the agent waits before replacing it.
-Like cluster_names, this module imports nothing: it ships in the bundle as a script.
+Like cluster_names, this module imports nothing: it ships in the bundle's agents tree.
 """
 
 from __future__ import annotations

@@ -32,15 +32,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
-# mypy checks the package layout; the bundle's flat layout imports the same modules.
-if TYPE_CHECKING or __package__:
-    from .cluster_names import group_feature, group_partition
-    from .scontrol import Runner, ScontrolError, checked, parse_records, parse_slurm_time, slurm_time
-else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
-    from cluster_names import group_feature, group_partition
-    from scontrol import Runner, ScontrolError, checked, parse_records, parse_slurm_time, slurm_time
+from gpucluster.agents.cluster_names import group_feature, group_partition
+from gpucluster.agents.scontrol import (
+    Runner,
+    ScontrolError,
+    checked,
+    parse_records,
+    parse_slurm_time,
+    slurm_time,
+)
 
 RESERVATION_FLAGS = "MAINT,IGNORE_JOBS,PART_NODES"
 

@@ -3,8 +3,8 @@
 The node collector (node_metrics) and the head's Slurm collector (slurm_metrics) emit
 exactly these; the dashboard, the alarms and `gpucluster top` read them from here, and a
 test checks that everything they read is something a collector publishes. Like
-cluster_names, this module ships in the bootstrap bundle and imports only the standard
-library.
+cluster_names, this module ships in the bootstrap bundle's agents tree and imports only the
+standard library.
 
 Dimensions are chosen for cost: CloudWatch bills each distinct name + dimension values
 as one custom metric, so nothing carries a dimension that could grow without bound

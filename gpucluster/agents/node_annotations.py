@@ -22,15 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-# mypy checks the package layout; the function's flat package imports the same modules.
-if TYPE_CHECKING or __package__:
-    from .cluster_names import COMPUTE_GROUP_LABEL
-    from .ec2_topology import DESCRIBED_TYPES, Placement, TopologyError, build, topology_unit
-else:  # run as the Lambda function's handler, where the sibling modules are top-level
-    from cluster_names import COMPUTE_GROUP_LABEL
-    from ec2_topology import DESCRIBED_TYPES, Placement, TopologyError, build, topology_unit
+from gpucluster.agents.cluster_names import COMPUTE_GROUP_LABEL
+from gpucluster.agents.ec2_topology import DESCRIBED_TYPES, Placement, TopologyError, build, topology_unit
 
 ANNOTATION = "topology.slinky.slurm.net/spec"
 # The kubelet's well-known label (kubernetes.io/docs/reference/labels-annotations-taints).

@@ -24,19 +24,13 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-# mypy checks the package layout; the bundle's flat layout imports the same modules.
-if TYPE_CHECKING or __package__:
-    from . import runtime
-    from .cluster_names import COMPUTE_NODE_NAME
-    from .scontrol import Runner, ScontrolError, checked, parse_records, run_command
-else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
-    import runtime
-    from cluster_names import COMPUTE_NODE_NAME
-    from scontrol import Runner, ScontrolError, checked, parse_records, run_command
+from gpucluster.agents import runtime
+from gpucluster.agents.cluster_names import COMPUTE_NODE_NAME
+from gpucluster.agents.scontrol import Runner, ScontrolError, checked, parse_records, run_command
 
 LOG = logging.getLogger("node-cleanup")
 

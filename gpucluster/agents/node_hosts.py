@@ -12,7 +12,7 @@ copy they started with).
 Only the block between the markers is ours; every other line of the file stays as it was.
 The file is replaced atomically, so a lookup never reads half of it. When slurmctld does
 not answer the old block stays: a stale address is better than none while the head is down.
-Standard library and sibling agents only: the nodes run it with the image's python3.
+Standard library and other agents only: the nodes run it with the image's python3.
 """
 
 from __future__ import annotations
@@ -26,13 +26,8 @@ import sys
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-# mypy checks the package layout; the bundle's flat layout imports the same modules.
-if TYPE_CHECKING or __package__:
-    from . import scontrol
-else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
-    import scontrol
+from gpucluster.agents import scontrol
 
 LOG = logging.getLogger("node-hosts")
 HOSTS_FILE = "/etc/hosts"

@@ -7,7 +7,7 @@ retransmitted packets and errors over the interval. Written as EMF lines that th
 node's CloudWatch agent ships (emf). Names, units and dimensions: metric_names.
 
 Compute nodes have no AWS SDK for the system python3, so this imports only the
-standard library and its siblings. The previous run's EFA counters and journal cursor
+standard library and other agents. The previous run's EFA counters and journal cursor
 live under /run: a reboot starts afresh rather than comparing across boots.
 """
 
@@ -24,19 +24,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-# mypy checks the package layout; the bundle's flat layout imports the same modules.
-if TYPE_CHECKING or __package__:
-    from . import efa_readings, emf, gpu_readings
-    from . import metric_names as m
-    from .cluster_names import CLUSTER_NAME
-else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
-    import efa_readings
-    import emf
-    import gpu_readings
-    import metric_names as m
-    from cluster_names import CLUSTER_NAME
+from gpucluster.agents import efa_readings, emf, gpu_readings
+from gpucluster.agents import metric_names as m
+from gpucluster.agents.cluster_names import CLUSTER_NAME
 
 LOG = logging.getLogger("node-metrics")
 # Under the unit's RuntimeDirectory= (templates/systemd/compute), which survives between runs.

@@ -12,7 +12,7 @@ replaced when, and the bound on how many, is repair_decision's.
 Every replacement is logged here, appended to EVENTS_FILE (which the CloudWatch agent
 ships to the cluster's log group) and noted in the node's Slurm reason. When the bound
 trips, an ALERT line says why and what to do; replacement stays off until a person runs
-this script with --clear-alert on the head node.
+this agent with --clear-alert on the head node (CLEAR_COMMAND).
 """
 
 from __future__ import annotations
@@ -26,32 +26,31 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-# mypy checks the package layout; the bundle's flat layout imports the same modules.
-if TYPE_CHECKING or __package__:
-    from . import repair_state, runtime
-    from .health_reasons import replaced_reason
-    from .node_cleanup import GONE_INSTANCE_STATES, instance_states
-    from .repair_decision import NodeView, Plan, Policy, RepairState, Replacement, decide, suspects
-    from .repair_settings import BOUND_SETTING, ENABLED_SETTING, EVENTS_FILE, GRACE_SETTING
-    from .repair_slurm import list_nodes, requeue_jobs
-    from .scontrol import Runner, ScontrolError, run_command
-else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
-    import repair_state
-    import runtime
-    from health_reasons import replaced_reason
-    from node_cleanup import GONE_INSTANCE_STATES, instance_states
-    from repair_decision import NodeView, Plan, Policy, RepairState, Replacement, decide, suspects
-    from repair_settings import BOUND_SETTING, ENABLED_SETTING, EVENTS_FILE, GRACE_SETTING
-    from repair_slurm import list_nodes, requeue_jobs
-    from scontrol import Runner, ScontrolError, run_command
+from gpucluster.agents import repair_state, runtime
+from gpucluster.agents.health_reasons import replaced_reason
+from gpucluster.agents.node_cleanup import GONE_INSTANCE_STATES, instance_states
+from gpucluster.agents.repair_decision import (
+    NodeView,
+    Plan,
+    Policy,
+    RepairState,
+    Replacement,
+    decide,
+    suspects,
+)
+from gpucluster.agents.repair_settings import BOUND_SETTING, ENABLED_SETTING, EVENTS_FILE, GRACE_SETTING
+from gpucluster.agents.repair_slurm import list_nodes, requeue_jobs
+from gpucluster.agents.scontrol import Runner, ScontrolError, run_command
 
 LOG = logging.getLogger("node-repair")
 
-CLEAR_COMMAND = f"sudo python3 {Path(__file__).resolve()} --clear-alert"
+# The agents' package tree, which this file lies in as gpucluster/agents/node_repair.py.
+TREE = Path(__file__).resolve().parents[2]
+CLEAR_COMMAND = f"cd {TREE} && sudo python3 -m gpucluster.agents.node_repair --clear-alert"
 
 
 def stamp(moment: datetime) -> str:

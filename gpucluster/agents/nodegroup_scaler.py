@@ -21,23 +21,15 @@ from __future__ import annotations
 import logging
 import os
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-# mypy checks the package layout; the function's flat package imports the same modules.
-if TYPE_CHECKING or __package__:
-    from . import runtime
-    from .block_decision import DEFAULT_GRACE, EKS_SCALE_IN_LEAD, decide, iso_minute
-    from .capacity_aws import ControllerError, read_block
-    from .cluster_names import CLUSTER_SETTING
-    from .nodegroup_settings import GROUPS_SETTING, BlockNodeGroup, parse_groups
-else:  # run as the Lambda function's handler, where the sibling modules are top-level
-    import runtime
-    from block_decision import DEFAULT_GRACE, EKS_SCALE_IN_LEAD, decide, iso_minute
-    from capacity_aws import ControllerError, read_block
-    from cluster_names import CLUSTER_SETTING
-    from nodegroup_settings import GROUPS_SETTING, BlockNodeGroup, parse_groups
+from gpucluster.agents import runtime
+from gpucluster.agents.block_decision import DEFAULT_GRACE, EKS_SCALE_IN_LEAD, decide, iso_minute
+from gpucluster.agents.capacity_aws import ControllerError, read_block
+from gpucluster.agents.cluster_names import CLUSTER_SETTING
+from gpucluster.agents.nodegroup_settings import GROUPS_SETTING, BlockNodeGroup, parse_groups
 
 LOG = logging.getLogger("nodegroup-scaler")
 AWS_ERRORS = (BotoCoreError, ClientError, ControllerError)

@@ -1,5 +1,5 @@
 """What the EKS stack hands nodegroup_scaler: the Capacity Block node groups it sizes, as one
-JSON setting in the function's environment, and the files the function's package holds.
+JSON setting in the function's environment, and its handler.
 
 Standard library only, like repair_settings: the synth writes these, and importing
 nodegroup_scaler itself would load the AWS SDK into every synth.
@@ -13,16 +13,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 GROUPS_SETTING = "GPUCLUSTER_BLOCK_GROUPS"
-HANDLER = "nodegroup_scaler.handler"
-# The function's package: the handler's module and every module it imports, nothing else.
-PACKAGE = (
-    "nodegroup_scaler.py",
-    "nodegroup_settings.py",
-    "block_decision.py",
-    "capacity_aws.py",
-    "runtime.py",
-    "cluster_names.py",
-)
+# The function's package is what the handler's module imports, followed (gpucluster.agent_package).
+HANDLER = "gpucluster.agents.nodegroup_scaler.handler"
 _RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
 
 

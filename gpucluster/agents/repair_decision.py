@@ -25,13 +25,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-# mypy checks the package layout; the bundle's flat layout imports the same modules.
-if TYPE_CHECKING or __package__:
-    from .health_reasons import classify
-else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
-    from health_reasons import classify
+from gpucluster.agents.health_reasons import classify
 
 WINDOW = timedelta(hours=1)
 BUSY_STATES = frozenset({"ALLOCATED", "MIXED", "COMPLETING"})

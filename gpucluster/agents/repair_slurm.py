@@ -5,17 +5,10 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING
 
-# mypy checks the package layout; the bundle's flat layout imports the same modules.
-if TYPE_CHECKING or __package__:
-    from .cluster_names import COMPUTE_NODE_NAME
-    from .repair_decision import NodeView
-    from .scontrol import Runner, checked, parse_records, parse_slurm_time
-else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
-    from cluster_names import COMPUTE_NODE_NAME
-    from repair_decision import NodeView
-    from scontrol import Runner, checked, parse_records, parse_slurm_time
+from gpucluster.agents.cluster_names import COMPUTE_NODE_NAME
+from gpucluster.agents.repair_decision import NodeView
+from gpucluster.agents.scontrol import Runner, checked, parse_records, parse_slurm_time
 
 LOG = logging.getLogger("node-repair")
 

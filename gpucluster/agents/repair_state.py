@@ -18,13 +18,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-# mypy checks the package layout; the bundle's flat layout imports the same modules.
-if TYPE_CHECKING or __package__:
-    from .repair_decision import RepairState, Replacement, Trip
-else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
-    from repair_decision import RepairState, Replacement, Trip
+from gpucluster.agents.repair_decision import RepairState, Replacement, Trip
 
 # systemd's StateDirectory= of the agent's unit makes /var/lib/gpucluster-node-repair.
 STATE_FILE = Path("/var/lib/gpucluster-node-repair/state.json")

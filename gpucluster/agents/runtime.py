@@ -17,15 +17,11 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-# mypy checks the package layout; the bundle's flat layout imports the same modules.
-if TYPE_CHECKING or __package__:
-    from .cluster_names import AGENT_ENV_FILE as ENV_FILE
-    from .cluster_names import CLUSTER_NAME, CLUSTER_SETTING, REGION_SETTING
-else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
-    from cluster_names import AGENT_ENV_FILE as ENV_FILE
-    from cluster_names import CLUSTER_NAME, CLUSTER_SETTING, REGION_SETTING
+from gpucluster.agents.cluster_names import AGENT_ENV_FILE as ENV_FILE
+from gpucluster.agents.cluster_names import CLUSTER_NAME, CLUSTER_SETTING, REGION_SETTING
+
 _CLUSTER = re.compile(rf"^{CLUSTER_NAME}$")
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
 

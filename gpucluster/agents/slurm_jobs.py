@@ -15,15 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-# mypy checks the package layout; the bundle's flat layout imports the same modules.
-if TYPE_CHECKING or __package__:
-    from .cluster_names import COMPUTE_NODE_NAME
-    from .scontrol import Runner, checked, parse_records
-else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
-    from cluster_names import COMPUTE_NODE_NAME
-    from scontrol import Runner, checked, parse_records
+from gpucluster.agents.cluster_names import COMPUTE_NODE_NAME
+from gpucluster.agents.scontrol import Runner, checked, parse_records
 
 _GPU_TRES = re.compile(r"(?:^|,)gres/gpu=(\d+)(?:,|$)")
 _NODE_GROUP = re.compile(r"(?:^|\s)Nodes=(?P<nodes>\S+) CPU_IDs=\S* Mem=\S* GRES=(?P<gres>\S*)")

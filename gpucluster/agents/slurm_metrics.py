@@ -18,21 +18,13 @@ import os
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-# mypy checks the package layout; the bundle's flat layout imports the same modules.
-if TYPE_CHECKING or __package__:
-    from . import emf, runtime, slurm_jobs
-    from . import metric_names as m
-    from .scontrol import Runner, ScontrolError, run_command
-else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
-    import emf
-    import metric_names as m
-    import runtime
-    import slurm_jobs
-    from scontrol import Runner, ScontrolError, run_command
+from gpucluster.agents import emf, runtime, slurm_jobs
+from gpucluster.agents import metric_names as m
+from gpucluster.agents.scontrol import Runner, ScontrolError, run_command
 
 LOG = logging.getLogger("slurm-metrics")
 # GetMetricData takes at most 500 queries per call.

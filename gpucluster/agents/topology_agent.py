@@ -33,39 +33,23 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-# mypy checks the package layout; the bundle's flat layout imports the same modules.
-if TYPE_CHECKING or __package__:
-    from . import runtime
-    from .cluster_names import COMPUTE_NODE_NAME, TOPOLOGY_CONF
-    from .ec2_topology import (
-        DESCRIBED_TYPES,
-        Placement,
-        TopologyError,
-        build,
-        check_tree,
-        parse_instance,
-        render_conf,
-        topology_unit,
-    )
-    from .scontrol import Runner, ScontrolError, checked, parse_records, run_command
-else:  # run from the bundle's agents/ directory, where the sibling modules are top-level
-    import runtime
-    from cluster_names import COMPUTE_NODE_NAME, TOPOLOGY_CONF
-    from ec2_topology import (
-        DESCRIBED_TYPES,
-        Placement,
-        TopologyError,
-        build,
-        check_tree,
-        parse_instance,
-        render_conf,
-        topology_unit,
-    )
-    from scontrol import Runner, ScontrolError, checked, parse_records, run_command
+from gpucluster.agents import runtime
+from gpucluster.agents.cluster_names import COMPUTE_NODE_NAME, TOPOLOGY_CONF
+from gpucluster.agents.ec2_topology import (
+    DESCRIBED_TYPES,
+    Placement,
+    TopologyError,
+    build,
+    check_tree,
+    parse_instance,
+    render_conf,
+    topology_unit,
+)
+from gpucluster.agents.scontrol import Runner, ScontrolError, checked, parse_records, run_command
 
 LOG = logging.getLogger("topology")
 

@@ -24,41 +24,32 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-# mypy checks the package layout; the function's flat package imports the same modules.
-if TYPE_CHECKING or __package__:
-    from . import runtime
-    from .cluster_names import CLUSTER_SETTING, COMPUTE_GROUP_LABEL
-    from .ec2_topology import TopologyError
-    from .kube_api import CA_SETTING, ENDPOINT_SETTING, KubeApi, KubeApiError, opener, tls_context, token
-    from .node_annotations import (
-        ANNOTATION,
-        ComputeNode,
-        changes,
-        described,
-        node_annotations,
-        parse_node,
-        unplaced,
-    )
-    from .topology_agent import describe
-else:  # run as the Lambda function's handler, where the sibling modules are top-level
-    import runtime
-    from cluster_names import CLUSTER_SETTING, COMPUTE_GROUP_LABEL
-    from ec2_topology import TopologyError
-    from kube_api import CA_SETTING, ENDPOINT_SETTING, KubeApi, KubeApiError, opener, tls_context, token
-    from node_annotations import (
-        ANNOTATION,
-        ComputeNode,
-        changes,
-        described,
-        node_annotations,
-        parse_node,
-        unplaced,
-    )
-    from topology_agent import describe
+from gpucluster.agents import runtime
+from gpucluster.agents.cluster_names import CLUSTER_SETTING, COMPUTE_GROUP_LABEL
+from gpucluster.agents.ec2_topology import TopologyError
+from gpucluster.agents.kube_api import (
+    CA_SETTING,
+    ENDPOINT_SETTING,
+    KubeApi,
+    KubeApiError,
+    opener,
+    tls_context,
+    token,
+)
+from gpucluster.agents.node_annotations import (
+    ANNOTATION,
+    ComputeNode,
+    changes,
+    described,
+    node_annotations,
+    parse_node,
+    unplaced,
+)
+from gpucluster.agents.topology_agent import describe
 
 LOG = logging.getLogger("topology-writer")
 

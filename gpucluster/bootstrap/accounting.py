@@ -9,13 +9,14 @@ from dataclasses import dataclass
 
 from gpucluster import rds_ca
 from gpucluster.resolved import ResolvedCluster
+from gpucluster.resolved.node_layout import AGENTS_TREE
 from gpucluster.slurm import accounting
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.conf import SlurmSite
 
 # The desired accounts (gpucluster.agents.accounts' JSON), a bundle file the agent reads in place.
 ACCOUNTS_STATE = "conf/accounts.json"
-AGENT = "agents/accounts.py"
+AGENT = "gpucluster.agents.accounts"
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,9 @@ class AccountingBoot:
     # slurmctld's association usage file: the head restarts a fresh slurmctld once so it exists.
     assoc_usage: str
     accounts_state: str
+    # The agent's module, run in the bundle's agents tree (NodeLayout's AGENTS_TREE).
     agent: str
+    agents_tree: str
     # The CA bundle slurmdbd checks the database's certificate against, the bundle file it is
     # installed from and that file's pinned sha256 (gpucluster.rds_ca), which the head checks.
     database_ca: str
@@ -54,6 +57,7 @@ def accounting_boot(resolved: ResolvedCluster, site: SlurmSite) -> AccountingBoo
         assoc_usage=f"{site.state_save_location}/assoc_usage",
         accounts_state=ACCOUNTS_STATE,
         agent=AGENT,
+        agents_tree=AGENTS_TREE,
         database_ca=(settings.tls_ca_file or "") if settings is not None else "",
         database_ca_source=rds_ca.BUNDLE_PATH,
         database_ca_sha256=rds_ca.RDS_CA_BUNDLE_SHA256,

@@ -11,9 +11,9 @@ checksums, names and paths come from the ResolvedCluster, never from the templat
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-from gpucluster.agents import EKS_FUNCTION_MODULES, node_metrics, repair_settings
+from gpucluster.agent_package import agent_tree
+from gpucluster.agents import node_metrics, repair_settings
 from gpucluster.bootstrap import (
     accounting,
     ecr_login,
@@ -30,14 +30,26 @@ from gpucluster.launch.node_lib import node_lib_files
 from gpucluster.launch.torchrun import torchrun_files
 from gpucluster.rendering import TEMPLATE_ROOT, render
 from gpucluster.resolved import ResolvedCluster
+from gpucluster.resolved.node_layout import AGENTS_TREE, NODE_LAYOUT, NodeLayout
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.build import NodeBuild
 from gpucluster.slurm.conf import SlurmSite
 
 BUNDLE_SOURCES = TEMPLATE_ROOT / "userdata" / "bundle"
-# The head node's agents run from the unpacked bundle (NodeLayout.agents_dir), started by
-# the systemd timers rendered from templates/systemd.
-AGENT_SOURCES = Path(__file__).resolve().parents[1] / "agents"
+# The agents the bundle's nodes run, each as `python3 -m` in the bundle's package tree of
+# them (NodeLayout.agents_dir): the head's timers (templates/systemd) and its accounting step
+# (lib/accounting.sh), the compute nodes' collector (templates/systemd/compute) and the
+# login and compute nodes' /etc/hosts refresh.
+NODE_AGENTS = (
+    "gpucluster.agents.capacity_controller",
+    "gpucluster.agents.node_cleanup",
+    "gpucluster.agents.node_repair",
+    "gpucluster.agents.slurm_metrics",
+    "gpucluster.agents.topology_agent",
+    accounting.AGENT,
+    "gpucluster.agents.node_metrics",
+    node_hosts.AGENT,
+)
 SYSTEMD_TEMPLATES = TEMPLATE_ROOT / "systemd"
 NODE_METRICS_UNITS = ("gpucluster-node-metrics.service", "gpucluster-node-metrics.timer")
 
@@ -61,11 +73,7 @@ def agent_settings(resolved: ResolvedCluster) -> dict[str, str]:
 
 def head_agents(resolved: ResolvedCluster) -> Agents:
     """The agents' code (bundle paths), what the head installs (absolute paths), the timers it enables."""
-    code = {
-        f"agents/{path.name}": path.read_text()
-        for path in sorted(AGENT_SOURCES.glob("*.py"))
-        if path.name not in EKS_FUNCTION_MODULES
-    }
+    code = {f"{AGENTS_TREE}/{path}": text for path, text in agent_tree(NODE_AGENTS).items()}
     units = sorted(
         path.name.removesuffix(".j2")
         for pattern in ("*.service.j2", "*.timer.j2")

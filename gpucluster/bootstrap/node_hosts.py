@@ -12,12 +12,13 @@ from gpucluster.slurm.site import SlurmSite
 
 UNITS = ("gpucluster-node-hosts.service", "gpucluster-node-hosts.timer")
 TIMERS = tuple(unit for unit in UNITS if unit.endswith(".timer"))
-AGENT = "node_hosts.py"
+AGENT = "gpucluster.agents.node_hosts"
 PYTHON = "/usr/bin/python3"
 
 
 def program(resolved: ResolvedCluster, site: SlurmSite, agents_dir: str, python: str = PYTHON) -> str:
-    """site.node_hosts_program: runs the agent from `agents_dir` under the Prolog's bound."""
+    """site.node_hosts_program: runs the agent in its package tree `agents_dir` under the
+    Prolog's bound."""
     return render(
         "slurm/node-hosts.sh.j2",
         cluster=resolved.name,
@@ -27,7 +28,8 @@ def program(resolved: ResolvedCluster, site: SlurmSite, agents_dir: str, python:
         kill_grace=KILL_GRACE_SECONDS,
         timeout=site.probe_timeouts.node_hosts,
         python=python,
-        agent=f"{agents_dir}/{AGENT}",
+        agents_dir=agents_dir,
+        agent=AGENT,
     )
 
 

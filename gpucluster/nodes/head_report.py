@@ -29,8 +29,16 @@ from gpucluster.nodes.report_shape import HeadReport, read_report
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 
 DOCUMENT = "AWS-RunShellScript"
-REPAIR_SCRIPT = NODE_LAYOUT.bundle_script("agents/node_repair.py")
-REPORT_COMMAND = command_line("python3", REPAIR_SCRIPT, "--report")
+REPAIR_AGENT = "gpucluster.agents.node_repair"
+
+
+def agent_line(*command: str) -> str:
+    """`command` (`python3 -m gpucluster.agents...`) run as the agents' units run them: in
+    their package tree, from which `python3 -m` imports them."""
+    return f"{command_line('cd', NODE_LAYOUT.agents_dir)} && {command_line(*command)}"
+
+
+REPORT_COMMAND = agent_line("python3", "-m", REPAIR_AGENT, "--report")
 # How long the head may take to answer: SSM delivers within seconds to a running agent.
 WAIT_SECONDS = 90
 POLL_SECONDS = 2

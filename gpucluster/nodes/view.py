@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpucluster.command_lines import command_line
-from gpucluster.nodes.head_report import REPAIR_SCRIPT
+from gpucluster.nodes.head_report import REPAIR_AGENT, agent_line
 from gpucluster.nodes.report_shape import HeadReport
 from gpucluster.tables import CliTable, table
 
@@ -53,7 +52,7 @@ def view(report: HeadReport, cluster: str) -> NodesView:
     if tripped:
         notes.append(
             f"ALERT replacement stopped since {tripped.at}: {tripped.why}; fix the cause, then "
-            f"clear it on the head node: {command_line('sudo', 'python3', REPAIR_SCRIPT, '--clear-alert')}"
+            f"clear it on the head node: {agent_line('sudo', 'python3', '-m', REPAIR_AGENT, '--clear-alert')}"
         )
     title = f"{cluster}: {len(rows)} compute nodes, {down} drained or down"
     return NodesView(table(title, COLUMNS, rows), notes, down)

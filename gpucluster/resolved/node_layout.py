@@ -12,6 +12,9 @@ from gpucluster.agents.cluster_names import AGENT_ENV_FILE
 from gpucluster.agents.emf import METRICS_LOG_DIR_NAME
 from gpucluster.node_root import NODE_ROOT
 
+# The bundle's folder of the agents' package tree (gpucluster.agent_package).
+AGENTS_TREE = "agents"
+
 
 @dataclass(frozen=True)
 class NodeLayout:
@@ -19,7 +22,7 @@ class NodeLayout:
     # What the node remembers across boots: markers of finished steps, the applied bundle.
     state_dir: str = "/var/lib/gpucluster"
     # The head node's agents' settings (their systemd units' EnvironmentFile=); the agents
-    # ship as plain scripts and read it from their own module.
+    # import nothing of gpucluster but each other and read it from their own module.
     agent_env_file: str = AGENT_ENV_FILE
     # The collectors' metric lines, under /var/log (their units' LogsDirectory=), which
     # the CloudWatch agent ships.
@@ -36,7 +39,13 @@ class NodeLayout:
 
     @property
     def agents_dir(self) -> str:
-        return f"{self.bundle_dir}/agents"
+        """The agents' package tree (gpucluster.agent_package), the working directory they
+        run in as `python3 -m gpucluster.agents.<module>`."""
+        return f"{self.bundle_dir}/{AGENTS_TREE}"
+
+    def agent_source(self, module: str) -> str:
+        """Where the source of an agent module (`gpucluster.agents.node_repair`) lies."""
+        return f"{self.agents_dir}/{module.replace('.', '/')}.py"
 
     @property
     def jobs_dir(self) -> str:
@@ -63,10 +72,6 @@ class NodeLayout:
         """`<sha256> <url>` of the bundle the head runs: its user data writes it at boot, its
         update timer after each bundle it applied."""
         return f"{self.state_dir}/applied-bundle"
-
-    def bundle_script(self, path: str) -> str:
-        """Where a file of the bundle (bin/..., agents/...) lies on the node."""
-        return f"{self.bundle_dir}/{path}"
 
 
 NODE_LAYOUT = NodeLayout()

@@ -1,60 +1,81 @@
-"""The agents ship in the bootstrap bundle as plain scripts: they import only the standard
-library, boto3 and each other, and the controller runs from a copy of the bundle."""
+"""The agents ship in the bootstrap bundle as the package tree of what the nodes run
+(gpucluster.agent_package), and run from a copy of that tree alone."""
 
 from __future__ import annotations
 
-import ast
+import os
+import re
+import subprocess
+import sys
 
-from gpucluster.agents import EKS_FUNCTION_MODULES, accounting_secret_settings, nodegroup_settings
+from gpucluster.agent_package import agent_tree, handler_module
+from gpucluster.agents import accounting_secret_settings, nodegroup_settings
 from gpucluster.agents import topology_writer_settings as writer_settings
-from gpucluster.bootstrap.bundle import head_agents
+from gpucluster.bootstrap.bundle import NODE_AGENTS, head_agents, node_metrics_units
+from gpucluster.bootstrap.node_hosts import AGENT as NODE_HOSTS_AGENT
 from gpucluster.resolved import resolve
-from tests.agent_scripts import AGENTS, assert_package_imports_only_itself_and_the_sdk, run_from_bundle_copy
+from gpucluster.resolved.node_layout import AGENTS_TREE, NODE_LAYOUT
+from tests.agent_scripts import SDK, bundle_tree, run_from_bundle_copy
 
-EKS_SETTINGS = (nodegroup_settings, writer_settings, accounting_secret_settings)
-
-
-def test_agents_import_only_the_standard_library_boto3_and_each_other():
-    assert_package_imports_only_itself_and_the_sdk([path.name for path in AGENTS.glob("*.py")])
+HANDLERS = (nodegroup_settings.HANDLER, writer_settings.HANDLER, accounting_secret_settings.HANDLER)
+MODULE_ARGUMENT = re.compile(r"python3 -m (gpucluster\.agents\.\w+)")
 
 
-def test_the_controller_runs_as_a_script_from_a_bundle_copy(tmp_path):
-    help_run = run_from_bundle_copy(tmp_path, "capacity_controller.py", "--help")
+def test_the_bundle_carries_the_tree_of_what_the_nodes_run(example_configs):
+    code = head_agents(resolve(example_configs["default"])).code
+    assert code == {f"{AGENTS_TREE}/{path}": text for path, text in agent_tree(NODE_AGENTS).items()}
+    assert {"agents/gpucluster/__init__.py", "agents/gpucluster/agents/__init__.py"} <= set(code)
+    for module in NODE_AGENTS:
+        assert f"{AGENTS_TREE}/{module.replace('.', '/')}.py" in code
+
+
+def test_every_unit_runs_an_entry_and_documents_its_source(example_configs):
+    cfg = resolve(example_configs["default"])
+    agents = head_agents(cfg)
+    units = {**agents.installed, **node_metrics_units(cfg)}
+    run = set()
+    for path, text in units.items():
+        if not path.endswith(".service") or "-m gpucluster" not in text:
+            continue
+        [module] = MODULE_ARGUMENT.findall(text)
+        assert module in NODE_AGENTS, path
+        assert f"WorkingDirectory={NODE_LAYOUT.agents_dir}\n" in text, path
+        assert f"Documentation=file://{NODE_LAYOUT.agent_source(module)}\n" in text, path
+        assert NODE_LAYOUT.agent_source(module).removeprefix(f"{NODE_LAYOUT.bundle_dir}/") in agents.code
+        run.add(module)
+    # The head's units, the compute nodes' collector; accounts and node_hosts run from scripts.
+    assert run == set(NODE_AGENTS) - {"gpucluster.agents.accounts", NODE_HOSTS_AGENT}
+
+
+def test_no_eks_function_ships_in_the_bundle(example_configs):
+    code = head_agents(resolve(example_configs["default"])).code
+    for handler in HANDLERS:
+        assert f"{AGENTS_TREE}/{handler_module(handler).replace('.', '/')}.py" not in code, handler
+
+
+def test_the_controller_runs_from_a_copy_of_the_tree_alone(tmp_path):
+    help_run = run_from_bundle_copy(tmp_path, "gpucluster.agents.capacity_controller", "--help")
     assert help_run.returncode == 0, help_run.stderr
     assert "--grace-minutes" in help_run.stdout
-    unset = run_from_bundle_copy(tmp_path, "capacity_controller.py")
+    unset = run_from_bundle_copy(tmp_path, "gpucluster.agents.capacity_controller")
     assert unset.returncode == 2
     assert "GPUCLUSTER_CLUSTER is not set" in unset.stdout
 
 
-def sibling_imports(path) -> set[str]:
-    """The agent modules `path` imports (as `from .x`, `from . import x` or, run as a script,
-    `import x` / `from x import`), as file names."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level and not node.module:
-                names |= {alias.name for alias in node.names}
-            else:
-                names.add(node.module or "")
-    return {f"{name}.py" for name in names if (AGENTS / f"{name}.py").is_file()}
-
-
-def test_the_ec2_bundle_carries_every_agent_but_the_eks_functions(example_configs):
-    code = head_agents(resolve(example_configs["default"])).code
-    every = {path.name for path in AGENTS.glob("*.py")}
-    assert {name.removeprefix("agents/") for name in code} == every - EKS_FUNCTION_MODULES
-
-
-def test_no_module_the_bundle_ships_imports_an_eks_function_module():
-    for path in AGENTS.glob("*.py"):
-        if path.name not in EKS_FUNCTION_MODULES:
-            assert not sibling_imports(path) & EKS_FUNCTION_MODULES, path.name
-
-
-def test_each_eks_function_module_is_in_an_eks_function_s_package_or_its_settings():
-    packaged = set().union(*(settings.PACKAGE for settings in EKS_SETTINGS))
-    settings_files = {f"{settings.__name__.rsplit('.', 1)[1]}.py" for settings in EKS_SETTINGS}
-    assert packaged | settings_files >= EKS_FUNCTION_MODULES
+def test_the_tree_is_what_python_imports_not_the_checkout(tmp_path):
+    tree = bundle_tree(tmp_path)
+    probe = (
+        "import importlib.util, gpucluster.agents.capacity_controller as agent\n"
+        "print(agent.__file__)\n"
+        "print(importlib.util.find_spec('gpucluster.config'))\n"
+    )
+    env = os.environ | {"PYTHONPATH": SDK, "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", probe], cwd=tree, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    # The agent is the tree's copy, and the rest of gpucluster is not there to import.
+    assert done.stdout.splitlines() == [
+        str(tree / "gpucluster" / "agents" / "capacity_controller.py"),
+        "None",
+    ]

@@ -224,16 +224,17 @@ def test_instances_are_asked_about_in_batches_of_200():
         stub.assert_no_pending_responses()
 
 
-def test_the_cleanup_runs_as_a_script_from_a_bundle_copy(tmp_path):
-    result = run_from_bundle_copy(tmp_path, "node_cleanup.py")
+def test_the_cleanup_runs_from_a_bundle_copy(tmp_path):
+    result = run_from_bundle_copy(tmp_path, "gpucluster.agents.node_cleanup")
     assert result.returncode == 2
     assert "GPUCLUSTER_REGION is not set: pass --region" in result.stdout
 
 
-def test_the_cleanup_units_run_the_bundled_script_every_five_minutes():
+def test_the_cleanup_units_run_the_bundled_agent_every_five_minutes():
     service = systemd_unit("gpucluster-node-cleanup.service")
     assert service["Service"]["Type"] == "oneshot"
     assert service["Service"]["EnvironmentFile"] == runtime.ENV_FILE
-    assert service["Service"]["ExecStart"] == f"/usr/bin/python3 {NODE_LAYOUT.agents_dir}/node_cleanup.py"
+    assert service["Service"]["WorkingDirectory"] == NODE_LAYOUT.agents_dir
+    assert service["Service"]["ExecStart"] == "/usr/bin/python3 -m gpucluster.agents.node_cleanup"
     assert "slurmctld.service" in service["Unit"]["After"].split()
     assert systemd_unit("gpucluster-node-cleanup.timer")["Timer"]["OnCalendar"] == "*-*-* *:0/5:30"

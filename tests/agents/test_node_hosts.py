@@ -116,7 +116,9 @@ def test_the_bundled_script_runs_with_the_images_python_and_says_what_failed(tmp
     refusal = "slurm_load_node error: Unable to contact slurm controller"
     (bin_dir / "scontrol").write_text(f"#!/bin/sh\necho '{refusal}' >&2\nexit 1\n")
     (bin_dir / "scontrol").chmod(0o755)
-    done = run_from_bundle_copy(tmp_path, "node_hosts.py", "--hosts-file", str(hosts), tools=bin_dir)
+    done = run_from_bundle_copy(
+        tmp_path, "gpucluster.agents.node_hosts", "--hosts-file", str(hosts), tools=bin_dir
+    )
     assert done.returncode == 1
     assert "Unable to contact slurm controller" in done.stderr and "keeps its last block" in done.stderr
     assert hosts.read_text() == SYSTEM_HOSTS

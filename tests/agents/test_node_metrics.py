@@ -228,7 +228,7 @@ def test_records_refuse_metrics_of_other_dimensions():
 
 
 def test_the_script_runs_from_the_bundle_and_appends_whole_lines(tmp_path: Path):
-    bad = run_from_bundle_copy(tmp_path, "node_metrics.py", "--cluster", "Not_A_Name")
+    bad = run_from_bundle_copy(tmp_path, "gpucluster.agents.node_metrics", "--cluster", "Not_A_Name")
     assert bad.returncode == 2
     assert "is not a gpucluster cluster name" in bad.stdout
     out = tmp_path / "out"

@@ -291,12 +291,14 @@ def test_the_report_stays_within_what_ssm_returns_however_long_the_record(tmp_pa
     assert last["instance_id"] == f"i-{repair_decision.HISTORY - 1:017x}"
 
 
-def test_the_agent_runs_as_a_script_and_clears_as_one(tmp_path):
-    unset = run_from_bundle_copy(tmp_path, "node_repair.py", "--state-file", str(tmp_path / "s.json"))
+def test_the_agent_runs_from_the_bundle_tree_and_clears_from_it(tmp_path):
+    unset = run_from_bundle_copy(
+        tmp_path, "gpucluster.agents.node_repair", "--state-file", str(tmp_path / "s.json")
+    )
     assert unset.returncode == 2 and "GPUCLUSTER_REGION is not set" in unset.stdout
     cleared = run_from_bundle_copy(
         tmp_path,
-        "node_repair.py",
+        "gpucluster.agents.node_repair",
         "--clear-alert",
         "--state-file",
         str(tmp_path / "s.json"),
@@ -308,7 +310,8 @@ def test_the_agent_runs_as_a_script_and_clears_as_one(tmp_path):
 
 def test_the_units_run_every_minute_and_write_only_their_own_directories():
     service = systemd_unit("gpucluster-node-repair.service")["Service"]
-    assert service["ExecStart"] == f"/usr/bin/python3 {NODE_LAYOUT.agents_dir}/node_repair.py"
+    assert service["WorkingDirectory"] == NODE_LAYOUT.agents_dir
+    assert service["ExecStart"] == "/usr/bin/python3 -m gpucluster.agents.node_repair"
     assert service["ProtectSystem"] == "strict"
     assert f"/var/lib/{service['StateDirectory']}" == str(repair_state.STATE_FILE.parent)
     assert f"/var/log/{service['LogsDirectory']}" == str(repair_settings.EVENTS_FILE.parent)

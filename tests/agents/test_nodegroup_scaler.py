@@ -11,10 +11,11 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
+from gpucluster.agent_package import agent_tree, handler_module
 from gpucluster.agents import block_decision
 from gpucluster.agents import nodegroup_scaler as scaler
 from gpucluster.agents import nodegroup_settings as settings
-from tests.agent_scripts import assert_package_imports_only_itself_and_the_sdk, run_in_package
+from tests.agent_scripts import run_in_package
 from tests.agents.fakes import BLOCK_ID, END, GRACE, START
 
 CLUSTER = "p5eks"
@@ -148,12 +149,16 @@ def test_the_setting_the_stack_writes_is_the_one_the_function_reads():
     assert settings.parse_groups(settings.groups_setting([H100, H200])) == [H100, H200]
 
 
-def test_the_package_imports_only_itself_the_standard_library_and_the_sdk():
-    assert_package_imports_only_itself_and_the_sdk(settings.PACKAGE)
+def test_the_package_is_what_the_handler_imports():
+    # agent_tree fails on a module that imports anything but the standard library and the SDK.
+    package = agent_tree((handler_module(settings.HANDLER),))
+    assert settings.HANDLER == "gpucluster.agents.nodegroup_scaler.handler"
+    assert "gpucluster/agents/nodegroup_scaler.py" in package
 
 
 HANDLER_RUN = """
-import boto3, logging, runtime, nodegroup_scaler
+import boto3, logging
+from gpucluster.agents import nodegroup_scaler, runtime
 logging.basicConfig()  # Lambda's runtime gives the root logger its handler
 from datetime import datetime, UTC
 from botocore.stub import Stubber
@@ -183,7 +188,7 @@ def test_the_handler_runs_from_its_package_alone(tmp_path):
         settings.GROUPS_SETTING: json.dumps(groups),
         "AWS_REGION": "us-east-2",
     }
-    done = run_in_package(tmp_path, settings.PACKAGE, HANDLER_RUN, settings_env)
+    done = run_in_package(tmp_path, settings.HANDLER, HANDLER_RUN, settings_env)
     assert done.returncode == 0, done.stderr
     assert "{'groups': 1}" in done.stdout
     assert "desired 0 (unchanged); block is scheduled, not active" in done.stderr

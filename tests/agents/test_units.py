@@ -13,13 +13,12 @@ from gpucluster.resolved.node_layout import NODE_LAYOUT
 from tests.agent_scripts import systemd_unit, unit_names, unit_text
 
 
-def test_the_controller_units_run_the_bundled_script_every_minute():
+def test_the_controller_units_run_the_bundled_agent_every_minute():
     service = systemd_unit("gpucluster-capacity-controller.service")
     assert service["Service"]["Type"] == "oneshot"
     assert service["Service"]["EnvironmentFile"] == runtime.ENV_FILE
-    assert (
-        service["Service"]["ExecStart"] == f"/usr/bin/python3 {NODE_LAYOUT.agents_dir}/capacity_controller.py"
-    )
+    assert service["Service"]["WorkingDirectory"] == NODE_LAYOUT.agents_dir
+    assert service["Service"]["ExecStart"] == "/usr/bin/python3 -m gpucluster.agents.capacity_controller"
     assert "slurmctld.service" in service["Unit"]["After"].split()
     # Ordered after slurmctld but not bound to it: scale-in must happen without Slurm.
     assert "Requires" not in service["Unit"] and "BindsTo" not in service["Unit"]

@@ -256,7 +256,8 @@ def test_compute_runs_the_metrics_collector_from_its_bundle_every_minute(tmp_pat
     run = node.run("compute", "gpu")
     assert run.returncode == 0, run.output
     service = (node.root / "etc/systemd/system/gpucluster-node-metrics.service").read_text()
-    assert f"{NODE_LAYOUT.agents_dir}/node_metrics.py --cluster {cfg.name}" in service
+    assert f"WorkingDirectory={NODE_LAYOUT.agents_dir}\n" in service
+    assert f"ExecStart=/usr/bin/python3 -m gpucluster.agents.node_metrics --cluster {cfg.name}\n" in service
     assert "LogsDirectory=gpucluster-metrics" in service
     assert (node.root / "etc/systemd/system/gpucluster-node-metrics.timer").is_file()
     assert "systemctl enable gpucluster-node-metrics.timer" in run.calls

@@ -71,10 +71,10 @@ def test_head_bundle_carries_the_agents_and_their_timers() -> None:
     cfg = example("default")
     agents = head_agents(resolve(cfg))
     assert {
-        "agents/capacity_controller.py",
-        "agents/node_cleanup.py",
-        "agents/slurm_metrics.py",
-        "agents/topology_agent.py",
+        "agents/gpucluster/agents/capacity_controller.py",
+        "agents/gpucluster/agents/node_cleanup.py",
+        "agents/gpucluster/agents/slurm_metrics.py",
+        "agents/gpucluster/agents/topology_agent.py",
     } <= set(agents.code)
     assert agents.timers == [
         "gpucluster-capacity-controller.timer",
@@ -85,14 +85,19 @@ def test_head_bundle_carries_the_agents_and_their_timers() -> None:
         "gpucluster-topology.timer",
     ]
     assert f"GPUCLUSTER_CLUSTER={cfg.name}" in agents.installed["/etc/gpucluster/agents.env"]
+    bundle = bundle_files(resolve(cfg))
     for unit in agents.installed:
         if unit.endswith(".service"):
-            # Python agents run under python3, the head update under bash.
+            # Python agents run as modules of the bundle's agents tree, the head update under bash.
             command = agents.installed[unit].split("ExecStart=")[1].split()
-            assert command[0] in ("/usr/bin/python3", "/bin/bash")
-            script = command[1]
+            if command[0] == "/usr/bin/python3":
+                assert command[1] == "-m"
+                script = NODE_LAYOUT.agent_source(command[2])
+            else:
+                assert command[0] == "/bin/bash"
+                script = command[1]
             assert script.startswith(f"{NODE_LAYOUT.bundle_dir}/")
-            assert script.removeprefix(f"{NODE_LAYOUT.bundle_dir}/") in bundle_files(resolve(cfg))
+            assert script.removeprefix(f"{NODE_LAYOUT.bundle_dir}/") in bundle
 
 
 def test_thin_user_data_unpacks_where_boot_units_look() -> None:

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from gpucluster.agent_package import agent_tree, write_tree
 from gpucluster.bootstrap import node_hosts
-from gpucluster.bootstrap.bundle import bundle_files
+from gpucluster.bootstrap.bundle import NODE_AGENTS, bundle_files
 from gpucluster.resolved import resolve
 from gpucluster.resolved.node_layout import NODE_LAYOUT
 from gpucluster.slurm.site import SlurmSite
 from tests.bootstrap_runs import example
-from tests.conftest import REPO
 from tests.shell_harness import Node
 from tests.shellcheck import assert_shellcheck_clean
 
@@ -42,8 +42,12 @@ def _host(tmp_path: Path, scontrol_exit: int) -> tuple[SlurmSite, Path]:
         healthcheck_path=f"{tools}:/usr/bin:/bin",
     )
     program = Path(site.node_hosts_program)
-    agents = str(REPO / "gpucluster" / "agents")
-    program.write_text(node_hosts.program(resolve(example("default")), site, agents, python=sys.executable))
+    # The bundle's agents tree alone; -S keeps the test environment's editable gpucluster out.
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    write_tree(agent_tree(NODE_AGENTS), agents)
+    text = node_hosts.program(resolve(example("default")), site, str(agents), python=f"{sys.executable} -S")
+    program.write_text(text)
     program.chmod(0o755)
     return site, hosts
 

@@ -43,7 +43,8 @@ def test_the_bundle_and_user_data_follow_the_resolved_layout() -> None:
     for path, text in units.items():
         assert NODE_ROOT not in text, path
     cleanup = units["files/head/etc/systemd/system/gpucluster-node-cleanup.service"]
-    assert "ExecStart=/usr/bin/python3 /srv/gc/bundle/agents/node_cleanup.py\n" in cleanup
+    assert "WorkingDirectory=/srv/gc/bundle/agents\n" in cleanup
+    assert "Documentation=file:///srv/gc/bundle/agents/gpucluster/agents/node_cleanup.py\n" in cleanup
     assert "EnvironmentFile=/etc/gc/agents.env\n" in cleanup
     for role, ref in (("head", None), ("login", BundleRef(url="s3://b/k", sha256="0" * 64))):
         thin = render_user_data(resolved, role, ref)

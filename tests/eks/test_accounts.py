@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+from gpucluster.agent_package import agent_tree
 from gpucluster.agents.accounts import apply
 from gpucluster.bootstrap.accounting import ACCOUNTS_STATE, accounts_file
 from gpucluster.eks import accounts
@@ -48,12 +49,19 @@ def test_the_controller_pod_runs_the_agent_on_the_ec2_paths_files(rendered, clus
     # What the operator's own `reconfigure` container mounts to run scontrol (controller_app.go).
     for name, path in (("slurm-etc", "/etc/slurm"), ("slurm-authsocket", "/run/slurmctld")):
         assert {"name": name, "mountPath": path, "readOnly": True} in container["volumeMounts"]
-    assert {"name": accounts.CONFIGMAP, "configMap": {"name": accounts.CONFIGMAP}} in pod["volumes"]
-    assert f"{accounts.MOUNT}/accounts.py {accounts.MOUNT}/{accounts.STATE_FILE}" in container["command"][-1]
+    [volume] = [v for v in pod["volumes"] if v["name"] == accounts.CONFIGMAP]
+    loop = container["command"][-1]
+    assert loop.startswith(f"cd {accounts.MOUNT} && ")
+    assert f"python3 -m gpucluster.agents.accounts {accounts.MOUNT}/{accounts.STATE_FILE}" in loop
     data = _configmap(rendered)["data"]
     assert data[accounts.STATE_FILE] == accounts_file(clusters[WITH_ACCOUNTING])[ACCOUNTS_STATE]
-    for name in accounts.AGENT_MODULES:
-        assert data[name] == (REPO / "gpucluster" / "agents" / name).read_text()
+    # Every file of the agent's tree, the repository's own, back at its path in the volume.
+    items = {item["key"]: item["path"] for item in volume["configMap"]["items"]}
+    assert set(items) == set(data)
+    tree = agent_tree(("gpucluster.agents.accounts",))
+    assert {items[key]: text for key, text in data.items() if key != accounts.STATE_FILE} == tree
+    for path, text in tree.items():
+        assert text == (REPO / path).read_text()
 
 
 def test_without_accounting_there_is_no_agent(rendered):
@@ -65,9 +73,14 @@ def test_without_accounting_there_is_no_agent(rendered):
 
 def test_the_pods_agent_sends_the_ec2_paths_sacctmgr_commands(rendered, clusters, tmp_path):
     mount = tmp_path / "opt"
-    mount.mkdir()
-    for name, text in _configmap(rendered)["data"].items():
-        (mount / name).write_text(text)
+    (controller,) = of_kind(rendered[WITH_ACCOUNTING], "Controller")
+    [volume] = [
+        v for v in controller["spec"]["template"]["spec"]["volumes"] if v["name"] == accounts.CONFIGMAP
+    ]
+    data = _configmap(rendered)["data"]
+    for item in volume["configMap"]["items"]:
+        (mount / item["path"]).parent.mkdir(parents=True, exist_ok=True)
+        (mount / item["path"]).write_text(data[item["key"]])
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "sacctmgr").write_text(FAKE_SACCTMGR)
@@ -77,10 +90,10 @@ def test_the_pods_agent_sends_the_ec2_paths_sacctmgr_commands(rendered, clusters
         k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",) and not k.startswith("GPUCLUSTER_")
     }
     env |= {"PATH": f"{bin_dir}:{env['PATH']}", "SACCTMGR_LOG": str(log), "PYTHONDONTWRITEBYTECODE": "1"}
-    # The pod's command line, with only the ConfigMap's files and the standard library (-S: no
-    # site-packages, as the image's bare python3 has no boto3 or gpucluster).
-    argv = [sys.executable, "-S", str(mount / "accounts.py"), str(mount / accounts.STATE_FILE)]
-    result = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, check=False)
+    # The pod's command line in the volume, with only the ConfigMap's files and the standard
+    # library (-S: no site-packages, as the image's bare python3 has no boto3 or gpucluster).
+    argv = [sys.executable, "-S", "-m", "gpucluster.agents.accounts", str(mount / accounts.STATE_FILE)]
+    result = subprocess.run(argv, env=env, cwd=mount, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     in_pod = [tuple(json.loads(line)) for line in log.read_text().splitlines()]
     ec2 = FakeSacctmgr({})

@@ -15,12 +15,12 @@ RANDOM_SECRETS = {"slurm-auth-slurm", "slurm-auth-jwt"}
 
 
 def _without_agent_sources(files: dict[str, str]) -> dict[str, str]:
-    """The accounts agent's modules stand for themselves (test_accounts checks each is the
-    repository's file), so a change to an agent does not show here."""
+    """The accounts agent's tree stands for itself (test_accounts checks each file is the
+    repository's), so a change to an agent does not show here."""
     docs = list(yaml.safe_load_all(files["objects.yaml"]))
     for doc in docs:
         if doc["kind"] == "ConfigMap" and doc["metadata"]["name"] == accounts.CONFIGMAP:
-            doc["data"] |= {name: f"<gpucluster/agents/{name}>" for name in accounts.AGENT_MODULES}
+            doc["data"] |= {key: f"<{key}>" for key in accounts.agent_files()}
     return {**files, "objects.yaml": yaml.safe_dump_all(docs, sort_keys=False)}
 
 

@@ -8,7 +8,9 @@ import socket
 import sys
 from pathlib import Path
 
+from gpucluster.agent_package import agent_tree, write_tree
 from gpucluster.bootstrap import node_hosts
+from gpucluster.bootstrap.bundle import NODE_AGENTS
 from gpucluster.bootstrap.container_runtime import NVME_MOUNT
 from gpucluster.catalog import InstanceType
 from gpucluster.config import ClusterConfig, ComputeGroupConfig
@@ -28,7 +30,6 @@ from tests.integration.prerequisites import ProcessTracking
 from tests.slurm.conf_text import healthcheck_of
 
 NODE_LOCAL_PATHS = (NVME_MOUNT, "/run")
-AGENTS_DIR = Path(node_hosts.__file__).resolve().parents[1] / "agents"
 SLURMCTLD_PORT = 16817
 SLURMD_PORT = 16818
 
@@ -205,9 +206,12 @@ def write_site_files(
     healthcheck.write_text(healthcheck_of(cfg, group, site))
     healthcheck.chmod(0o755)
     Path(site.hosts_file).write_text(Path("/etc/hosts").read_text())
-    # The agent runs from the source tree with this interpreter, as a node's runs from its bundle.
+    # The agent runs from the bundle's agents tree with this interpreter, as a node's does.
+    agents = root / "agents"
+    agents.mkdir(exist_ok=True)
+    write_tree(agent_tree(NODE_AGENTS), agents)
     hosts_program = Path(site.node_hosts_program)
-    hosts_program.write_text(node_hosts.program(resolve(cfg), site, str(AGENTS_DIR), python=sys.executable))
+    hosts_program.write_text(node_hosts.program(resolve(cfg), site, str(agents), python=sys.executable))
     hosts_program.chmod(0o755)
     tools = {
         "nvidia-smi": FAKE_NVIDIA_SMI.format(override_dir=gpu_override_dir(root)),

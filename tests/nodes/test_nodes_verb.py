@@ -170,8 +170,8 @@ def test_an_expired_login_is_the_aws_error_line(aws):
         (
             "",
             "Failed",
-            "python3: can't open file '/opt/gpucluster/bundle/agents/node_repair.py'",
-            "ended Failed: python3: can't open",
+            "/usr/bin/python3: No module named gpucluster.agents.node_repair",
+            "ended Failed: /usr/bin/python3: No module named",
         ),
     ],
 )

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import yaml
 
+from gpucluster.agent_package import agent_tree, handler_module
 from gpucluster.agents.accounting_secret_settings import (
     HANDLER,
     KUBERNETES_GROUP,
-    PACKAGE,
     RESOURCE_TYPE,
 )
 from gpucluster.agents.kube_api import CA_SETTING, ENDPOINT_SETTING
@@ -26,6 +26,7 @@ from gpucluster.eks.storage import placeholder_facts
 from gpucluster.resolved import resolve
 from gpucluster.synth.app import build_app
 from tests.config.test_accounting import SHARED_MUNGE
+from tests.agent_scripts import files_under
 from tests.conftest import resources_of
 from tests.constructs_lib.eks.test_block_scaler import logical_of, of_construct
 from tests.eks_examples import eks_example_data, with_database
@@ -155,14 +156,12 @@ def test_it_runs_after_the_objects_and_its_access_entry_and_before_the_slurm_cha
     assert objects not in slurm["DependsOn"]  # through the custom resource, one chain
 
 
-def test_the_package_holds_exactly_the_modules_the_function_imports(
-    eks_database_synthesized, eks_database_template
-):
+def test_the_package_is_the_tree_of_what_the_handler_imports(eks_database_synthesized, eks_database_template):
     function = of_construct(eks_database_template, "AWS::Lambda::Function", PREFIX)
+    assert function["Properties"]["Handler"] == HANDLER == "gpucluster.agents.accounting_secret.handler"
     asset = function["Properties"]["Code"]["S3Key"].removesuffix(".zip")
-    assert sorted(p.name for p in (eks_database_synthesized.outdir / f"asset.{asset}").iterdir()) == sorted(
-        PACKAGE
-    )
+    packaged = files_under(eks_database_synthesized.outdir / f"asset.{asset}")
+    assert packaged == agent_tree((handler_module(HANDLER),))
 
 
 def test_k8s_objects_show_the_same_role(eks_database_synthesized):

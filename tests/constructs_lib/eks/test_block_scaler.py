@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 
+from gpucluster.agent_package import agent_tree, handler_module
 from gpucluster.agents.nodegroup_settings import (
     GROUPS_SETTING,
     HANDLER,
-    PACKAGE,
     BlockNodeGroup,
     parse_groups,
 )
+from tests.agent_scripts import files_under
 from tests.conftest import resources_of
 from tests.stacks.test_eks_releases_and_on_demand import eks_template
 from tests.stacks.test_eks_stack import EXAMPLE, templates
@@ -83,11 +84,12 @@ def test_the_function_may_resize_only_the_block_node_groups(eks_synthesized):
     assert "ManagedPolicyArns" not in template["Resources"][role]["Properties"]
 
 
-def test_the_package_holds_exactly_the_modules_the_function_imports(eks_synthesized):
+def test_the_package_is_the_tree_of_what_the_handler_imports(eks_synthesized):
     result = eks_synthesized[EXAMPLE]
     function, _ = scaler(templates(eks_synthesized)["eks"])
+    assert function["Properties"]["Handler"] == HANDLER == "gpucluster.agents.nodegroup_scaler.handler"
     asset = function["Properties"]["Code"]["S3Key"].removesuffix(".zip")
-    assert sorted(p.name for p in (result.outdir / f"asset.{asset}").iterdir()) == sorted(PACKAGE)
+    assert files_under(result.outdir / f"asset.{asset}") == agent_tree((handler_module(HANDLER),))
 
 
 def test_only_capacity_block_groups_are_sized_and_none_means_no_function():

@@ -9,8 +9,10 @@ import json
 
 import yaml
 
+from gpucluster.agent_package import agent_tree, handler_module
 from gpucluster.agents.kube_api import CA_SETTING, ENDPOINT_SETTING
-from gpucluster.agents.topology_writer_settings import HANDLER, KUBERNETES_GROUP, PACKAGE
+from gpucluster.agents.topology_writer_settings import HANDLER, KUBERNETES_GROUP
+from tests.agent_scripts import files_under
 from tests.conftest import resources_of
 from tests.constructs_lib.eks.test_block_scaler import logical_of, of_construct
 from tests.stacks.test_eks_releases_and_on_demand import eks_template
@@ -115,11 +117,11 @@ def test_the_function_is_made_after_its_rbac_and_deleted_before_it(eks_synthesiz
     assert holding and set(holding) <= set(function["DependsOn"])
 
 
-def test_the_package_holds_exactly_the_modules_the_function_imports(eks_synthesized):
+def test_the_package_is_the_tree_of_what_the_handler_imports(eks_synthesized):
     result = eks_synthesized[EXAMPLE]
     function = of_construct(templates(eks_synthesized)["eks"], "AWS::Lambda::Function", PREFIX)
     asset = function["Properties"]["Code"]["S3Key"].removesuffix(".zip")
-    assert sorted(p.name for p in (result.outdir / f"asset.{asset}").iterdir()) == sorted(PACKAGE)
+    assert files_under(result.outdir / f"asset.{asset}") == agent_tree((handler_module(HANDLER),))
 
 
 def test_an_on_demand_only_cluster_gets_the_writer_too():

@@ -114,6 +114,7 @@ save_controller_state() {
 # After slurmctld registered: that makes the gres/gpu TRES the QOS limits name.
 apply_accounts() {
   accounting_on || return 0
-  python3 "${BUNDLE_DIR}/${ACCOUNTS_AGENT}" "${BUNDLE_DIR}/${ACCOUNTS_STATE}" ||
+  # python3 -m imports the agent and its package from the working directory.
+  (cd "${BUNDLE_DIR}/${AGENTS_TREE}" && python3 -m "${ACCOUNTS_AGENT}" "${BUNDLE_DIR}/${ACCOUNTS_STATE}") ||
     die "applying the accounts, users and QOS of the config failed (the line above says why); fix it and rerun $0"
 }
