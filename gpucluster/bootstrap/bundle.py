@@ -30,7 +30,7 @@ from gpucluster.launch.node_lib import node_lib_files
 from gpucluster.launch.torchrun import torchrun_files
 from gpucluster.rendering import TEMPLATE_ROOT, render
 from gpucluster.resolved import ResolvedCluster
-from gpucluster.resolved.node_layout import AGENTS_TREE, NODE_LAYOUT, NodeLayout
+from gpucluster.resolved.node_layout import AGENTS_TREE
 from gpucluster.slurm import conf as slurm_conf
 from gpucluster.slurm.build import NodeBuild
 from gpucluster.slurm.conf import SlurmSite

@@ -25,8 +25,8 @@ from gpucluster.eks import manifests
 from gpucluster.eks.storage import placeholder_facts
 from gpucluster.resolved import resolve
 from gpucluster.synth.app import build_app
-from tests.config.test_accounting import SHARED_MUNGE
 from tests.agent_scripts import files_under
+from tests.config.test_accounting import SHARED_MUNGE
 from tests.conftest import resources_of
 from tests.constructs_lib.eks.test_block_scaler import logical_of, of_construct
 from tests.eks_examples import eks_example_data, with_database
